@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/sys/block/rnullbN/rnull/`: the device's effective configuration.
+
+use crate::{
+    device::{DeviceData, RNullOps},
+    kapi::{
+        disk::Disk,
+        fmt::BufWriter,
+        sysfs::{Attr, AttrOps, Dir},
+    },
+    params::IRQMODE_NAMES,
+};
+use core::fmt::Write;
+use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
+
+/// Which value a file shows.
+#[derive(Clone, Copy)]
+enum Field {
+    Index,
+    SubmitQueues,
+    HwQueueDepth,
+    BlockSize,
+    SizeGb,
+    Irqmode,
+    CompletionNsec,
+    MemoryBacked,
+    SharedTags,
+    Blocking,
+    Rotational,
+    MaxSectors,
+    Pages,
+}
+
+const FIELDS: [(&CStr, Field); 13] = [
+    (c_str!("index"), Field::Index),
+    (c_str!("submit_queues"), Field::SubmitQueues),
+    (c_str!("hw_queue_depth"), Field::HwQueueDepth),
+    (c_str!("bs"), Field::BlockSize),
+    (c_str!("gb"), Field::SizeGb),
+    (c_str!("irqmode"), Field::Irqmode),
+    (c_str!("completion_nsec"), Field::CompletionNsec),
+    (c_str!("memory_backed"), Field::MemoryBacked),
+    (c_str!("shared_tags"), Field::SharedTags),
+    (c_str!("blocking"), Field::Blocking),
+    (c_str!("rotational"), Field::Rotational),
+    (c_str!("max_sectors"), Field::MaxSectors),
+    (c_str!("pages"), Field::Pages),
+];
+
+/// A read-only file showing one field of a device.
+pub(crate) struct ConfigFile {
+    dev: Arc<DeviceData>,
+    field: Field,
+}
+
+impl AttrOps for ConfigFile {
+    fn show(&self, out: &mut BufWriter<'_>) -> Result {
+        let c = &self.dev.config;
+        let r = match self.field {
+            Field::Index => writeln!(out, "{}", self.dev.index),
+            Field::SubmitQueues => writeln!(out, "{}", c.submit_queues),
+            Field::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
+            Field::BlockSize => writeln!(out, "{}", c.block_size),
+            Field::SizeGb => writeln!(out, "{}", c.size_gb),
+            Field::Irqmode => {
+                let i = c.irqmode as usize;
+                writeln!(out, "{} ({})", i, IRQMODE_NAMES.get(i).copied().unwrap_or("?"))
+            }
+            Field::CompletionNsec => writeln!(out, "{}", c.completion_nsec),
+            Field::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
+            Field::SharedTags => writeln!(out, "{}", u8::from(c.shared_tags)),
+            Field::Blocking => writeln!(out, "{}", u8::from(c.blocking)),
+            Field::Rotational => writeln!(out, "{}", u8::from(c.rotational)),
+            Field::MaxSectors => writeln!(out, "{}", c.max_sectors),
+            Field::Pages => writeln!(out, "{}", self.dev.store.as_ref().map_or(0, |s| s.pages())),
+        };
+        r.map_err(|_| EINVAL)
+    }
+}
+
+/// The `rnull/` directory of a disk and its files; drops files, then the
+/// directory.
+pub(crate) struct DeviceAttrs {
+    _files: KVec<Attr<ConfigFile>>,
+    _dir: Dir,
+}
+
+impl DeviceAttrs {
+    /// Creates `/sys/block/rnullbN/rnull/*`.
+    pub(crate) fn new(disk: &Disk<RNullOps>, dev: Arc<DeviceData>) -> Result<Self> {
+        let dir = Dir::new(&disk.kobject(), c_str!("rnull"))?;
+        let mut files = KVec::with_capacity(FIELDS.len(), GFP_KERNEL)?;
+        for (name, field) in FIELDS {
+            let file = ConfigFile {
+                dev: dev.clone(),
+                field,
+            };
+            files.push(Attr::new(&dir.kobject(), name, 0o444, file)?, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            _files: files,
+            _dir: dir,
+        })
+    }
+}

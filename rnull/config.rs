@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The configuration of one load, read once from the module parameters.
+
+use crate::params;
+use kernel::{bindings, prelude::*};
+
+/// How requests complete.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum IrqMode {
+    /// In `queue_rq` itself.
+    None,
+    /// Through `blk_mq_complete_request` and the `complete` callback.
+    Softirq,
+    /// From a per-request hrtimer after `completion_nsec`.
+    Timer,
+}
+
+/// Everything a device needs to know about its setup.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Config {
+    pub(crate) nr_devices: u32,
+    pub(crate) submit_queues: u32,
+    pub(crate) hw_queue_depth: u32,
+    pub(crate) block_size: u32,
+    pub(crate) size_gb: u64,
+    pub(crate) irqmode: IrqMode,
+    pub(crate) completion_nsec: u64,
+    pub(crate) memory_backed: bool,
+    pub(crate) shared_tags: bool,
+    pub(crate) blocking: bool,
+    pub(crate) rotational: bool,
+    pub(crate) max_sectors: u32,
+}
+
+/// Converts a parameter already range-checked at set time.
+fn param_u32(v: i64) -> Result<u32> {
+    u32::try_from(v).map_err(|_| EINVAL)
+}
+
+impl Config {
+    /// Reads the parameters. Ranges were enforced when they were set; only
+    /// the CPU clamp of `submit_queues` is left to do.
+    pub(crate) fn from_params() -> Result<Self> {
+        let irqmode = match params::IRQMODE.get() {
+            0 => IrqMode::None,
+            1 => IrqMode::Softirq,
+            _ => IrqMode::Timer,
+        };
+        // SAFETY: `nr_cpu_ids` is set during early boot and never changes after.
+        let cpus = unsafe { bindings::nr_cpu_ids };
+        let mut submit_queues = param_u32(params::SUBMIT_QUEUES.get())?;
+        if submit_queues > cpus {
+            pr_warn!("submit_queues={submit_queues} is more than the {cpus} possible CPUs, using {cpus}\n");
+            submit_queues = cpus;
+        }
+        Ok(Self {
+            nr_devices: param_u32(params::NR_DEVICES.get())?,
+            submit_queues,
+            hw_queue_depth: param_u32(params::HW_QUEUE_DEPTH.get())?,
+            block_size: param_u32(params::BS.get())?,
+            size_gb: u64::try_from(params::GB.get()).map_err(|_| EINVAL)?,
+            irqmode,
+            completion_nsec: u64::try_from(params::COMPLETION_NSEC.get()).map_err(|_| EINVAL)?,
+            memory_backed: params::MEMORY_BACKED.get() != 0,
+            shared_tags: params::SHARED_TAGS.get() != 0,
+            blocking: params::BLOCKING.get() != 0,
+            rotational: params::ROTATIONAL.get() != 0,
+            max_sectors: param_u32(params::MAX_SECTORS.get())?,
+        })
+    }
+
+    /// Device size in 512-byte sectors.
+    pub(crate) fn capacity_sectors(&self) -> u64 {
+        self.size_gb << 21
+    }
+}

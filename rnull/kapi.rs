@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The abstraction layer: safe wrappers over the parts of the kernel that
+//! 6.12's `kernel` crate does not cover (blk-mq beyond `queue_rq`, request
+//! accessors, per-request hrtimers, module parameters, sysfs attributes,
+//! XArray page storage).
+//!
+//! Every `unsafe` block of rnull lives under this module; the driver logic
+//! above it is safe Rust.
+
+pub(crate) mod disk;
+pub(crate) mod fmt;
+pub(crate) mod lock_class;
+pub(crate) mod pages;
+pub(crate) mod param;
+pub(crate) mod request;
+pub(crate) mod sysfs;
+pub(crate) mod tagset;
+pub(crate) mod time;

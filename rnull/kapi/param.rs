@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Module parameters on top of the kernel's `kernel_param` machinery.
+//!
+//! 6.12's `module!` macro has no parameters, so each parameter is a
+//! `struct kernel_param` placed in the `__param` section by [`module_param!`],
+//! exactly where the C `module_param()` macro puts it. The load path
+//! (`parse_args()`) and `/sys/module/rnull/parameters/` then find it like any
+//! C parameter. The `set` callback validates the value and reports a bad one
+//! by name and range; the kernel turns its `-EINVAL` into a failed load.
+
+use super::fmt::{parse_i64, trim_newline, BufWriter};
+use core::{
+    ffi::{c_int, c_void},
+    fmt::Write,
+    sync::atomic::{AtomicI64, Ordering},
+};
+use kernel::{bindings, error::code::EINVAL, ffi::c_char, prelude::*, str::CStr};
+
+/// What a parameter's value type must provide.
+pub(crate) trait ParamValue: Sync {
+    /// Parses and stores `input`; on error nothing changes.
+    fn set(&self, name: &CStr, input: &[u8]) -> Result;
+    /// Writes the current value.
+    fn show(&self, out: &mut BufWriter<'_>) -> core::fmt::Result;
+}
+
+/// An integer parameter restricted to `min..=max`.
+///
+/// Parameters are set while the module loads, before `init` runs, and read by
+/// `init`; a relaxed atomic is enough since module loading orders the two.
+pub(crate) struct IntParam {
+    value: AtomicI64,
+    min: i64,
+    max: i64,
+    power_of_two: bool,
+}
+
+impl IntParam {
+    /// A parameter with a default and an inclusive range.
+    pub(crate) const fn new(default: i64, min: i64, max: i64) -> Self {
+        Self {
+            value: AtomicI64::new(default),
+            min,
+            max,
+            power_of_two: false,
+        }
+    }
+
+    /// Like [`IntParam::new`], also requiring a power of two.
+    pub(crate) const fn power_of_two(default: i64, min: i64, max: i64) -> Self {
+        Self {
+            value: AtomicI64::new(default),
+            min,
+            max,
+            power_of_two: true,
+        }
+    }
+
+    fn accepts(&self, v: i64) -> bool {
+        (self.min..=self.max).contains(&v) && (!self.power_of_two || (v > 0 && v & (v - 1) == 0))
+    }
+
+    /// The current value, always within the range.
+    pub(crate) fn get(&self) -> i64 {
+        self.value.load(Ordering::Relaxed)
+    }
+
+}
+
+impl ParamValue for IntParam {
+    fn set(&self, name: &CStr, input: &[u8]) -> Result {
+        match parse_i64(input) {
+            Some(v) if self.accepts(v) => {
+                self.value.store(v, Ordering::Relaxed);
+                Ok(())
+            }
+            _ => {
+                pr_err!(
+                    "invalid value '{}' for parameter {}: must be {}an integer in {}..={}\n",
+                    Bytes(input),
+                    name,
+                    if self.power_of_two { "a power of two and " } else { "" },
+                    self.min,
+                    self.max
+                );
+                Err(EINVAL)
+            }
+        }
+    }
+
+    fn show(&self, out: &mut BufWriter<'_>) -> core::fmt::Result {
+        writeln!(out, "{}", self.get())
+    }
+}
+
+/// A parameter whose value is one name out of a fixed list.
+#[expect(dead_code, reason = "the tag policy parameter will use it")]
+pub(crate) struct ChoiceParam {
+    index: AtomicI64,
+    names: &'static [&'static str],
+}
+
+#[expect(dead_code, reason = "the tag policy parameter will use it")]
+impl ChoiceParam {
+    /// `names[default]` is the default.
+    pub(crate) const fn new(default: usize, names: &'static [&'static str]) -> Self {
+        Self {
+            index: AtomicI64::new(default as i64),
+            names,
+        }
+    }
+
+    /// Index of the chosen name.
+    pub(crate) fn get(&self) -> usize {
+        usize::try_from(self.index.load(Ordering::Relaxed)).unwrap_or(0)
+    }
+}
+
+impl ParamValue for ChoiceParam {
+    fn set(&self, name: &CStr, input: &[u8]) -> Result {
+        let wanted = trim_newline(input);
+        match self.names.iter().position(|n| n.as_bytes() == wanted) {
+            Some(i) => {
+                self.index.store(i as i64, Ordering::Relaxed);
+                Ok(())
+            }
+            None => {
+                pr_err!(
+                    "invalid value '{}' for parameter {}: must be one of {:?}\n",
+                    Bytes(input),
+                    name,
+                    self.names
+                );
+                Err(EINVAL)
+            }
+        }
+    }
+
+    fn show(&self, out: &mut BufWriter<'_>) -> core::fmt::Result {
+        writeln!(out, "{}", self.names.get(self.get()).copied().unwrap_or("?"))
+    }
+}
+
+/// Prints user input without trusting it to be UTF-8 or printable.
+pub(crate) struct Bytes<'a>(pub(crate) &'a [u8]);
+
+impl core::fmt::Display for Bytes<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for &b in self.0.iter().take(64) {
+            if b.is_ascii_graphic() || b == b' ' {
+                f.write_char(b as char)?;
+            } else {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Ties a parameter's name to its value; `kernel_param.arg` points here.
+pub(crate) struct ParamDesc {
+    name: &'static CStr,
+    value: &'static dyn ParamValue,
+}
+
+impl ParamDesc {
+    /// Describes the parameter `name` stored in `value`.
+    pub(crate) const fn new(name: &'static CStr, value: &'static dyn ParamValue) -> Self {
+        Self { name, value }
+    }
+}
+
+/// One entry of the `__param` section.
+///
+/// # Invariants
+///
+/// `0.__bindgen_anon_1.arg` points to a `'static` [`ParamDesc`] and `0.ops`
+/// to [`OPS`].
+#[repr(transparent)]
+pub(crate) struct ParamEntry(bindings::kernel_param);
+
+// SAFETY: the entry is immutable after link time; the pointers it holds refer
+// to `'static` data that is itself `Sync`.
+unsafe impl Sync for ParamEntry {}
+
+impl ParamEntry {
+    /// Builds the entry; `module` is `__this_module`.
+    pub(crate) const fn new(
+        desc: &'static ParamDesc,
+        perm: u16,
+        module: *mut bindings::module,
+    ) -> Self {
+        // INVARIANT: `arg` is `desc`, `ops` is `OPS`.
+        Self(bindings::kernel_param {
+            name: desc.name.as_char_ptr(),
+            mod_: module,
+            ops: &OPS,
+            perm,
+            level: -1,
+            flags: 0,
+            __bindgen_anon_1: bindings::kernel_param__bindgen_ty_1 {
+                arg: desc as *const ParamDesc as *mut c_void,
+            },
+        })
+    }
+}
+
+static OPS: bindings::kernel_param_ops = bindings::kernel_param_ops {
+    flags: 0,
+    set: Some(set_callback),
+    get: Some(get_callback),
+    free: None,
+};
+
+/// # Safety
+///
+/// `kp` must be one of this module's [`ParamEntry`]s and `val` a NUL-terminated
+/// string or null, as `parse_args()` and sysfs writes guarantee.
+unsafe extern "C" fn set_callback(val: *const c_char, kp: *const bindings::kernel_param) -> c_int {
+    // SAFETY: by the type invariant of `ParamEntry`, `arg` points to a `'static ParamDesc`.
+    let desc = unsafe { &*((*kp).__bindgen_anon_1.arg as *const ParamDesc) };
+    let input = if val.is_null() {
+        &b""[..]
+    } else {
+        // SAFETY: the caller guarantees a NUL-terminated string that outlives this call.
+        unsafe { CStr::from_char_ptr(val) }.as_bytes()
+    };
+    match desc.value.set(desc.name, input) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+///
+/// `kp` must be one of this module's [`ParamEntry`]s and `buffer` a writable
+/// buffer of `PAGE_SIZE` bytes, as the sysfs read path guarantees.
+unsafe extern "C" fn get_callback(buffer: *mut c_char, kp: *const bindings::kernel_param) -> c_int {
+    // SAFETY: by the type invariant of `ParamEntry`, `arg` points to a `'static ParamDesc`.
+    let desc = unsafe { &*((*kp).__bindgen_anon_1.arg as *const ParamDesc) };
+    // SAFETY: the caller hands us `PAGE_SIZE` writable bytes, used only during this call.
+    let buf = unsafe { core::slice::from_raw_parts_mut(buffer.cast::<u8>(), bindings::PAGE_SIZE) };
+    let mut out = BufWriter::new(buf);
+    match desc.value.show(&mut out) {
+        Ok(()) => out.len() as c_int,
+        Err(_) => EINVAL.to_errno(),
+    }
+}
+
+/// Copies a string into a fixed-size array, for `.modinfo` entries.
+pub(crate) const fn modinfo_bytes<const N: usize>(s: &str) -> [u8; N] {
+    let src = s.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < N && i < src.len() {
+        out[i] = src[i];
+        i += 1;
+    }
+    out
+}
+
+/// Declares a module parameter.
+///
+/// `module_param!(STATIC: Type = init, "name", perm, "type", "description")`
+/// defines `STATIC`, its `__param` entry and its `modinfo` lines.
+macro_rules! module_param {
+    ($static:ident : $ty:ty = $init:expr, $name:literal, $perm:expr, $kind:literal, $desc:literal) => {
+        /// The value of the module parameter of the same name.
+        pub(crate) static $static: $ty = $init;
+
+        const _: () = {
+            use $crate::kapi::param::{modinfo_bytes, ParamDesc, ParamEntry};
+
+            static DESC: ParamDesc = ParamDesc::new(
+                // SAFETY: the literal is NUL-terminated and has no interior NUL.
+                unsafe {
+                    ::kernel::str::CStr::from_bytes_with_nul_unchecked(concat!($name, "\0").as_bytes())
+                },
+                &$static,
+            );
+
+            #[link_section = "__param"]
+            #[used(compiler)]
+            static ENTRY: ParamEntry = ParamEntry::new(
+                &DESC,
+                $perm,
+                // SAFETY: `__this_module` is the module's own `struct module`,
+                // defined by modpost and alive as long as the module.
+                unsafe { $crate::kapi::param::__this_module.get() },
+            );
+
+            const PARM: &str = concat!("parm=", $name, ":", $desc, "\0");
+            #[link_section = ".modinfo"]
+            #[used(compiler)]
+            static PARM_INFO: [u8; PARM.len()] = modinfo_bytes(PARM);
+
+            const PARMTYPE: &str = concat!("parmtype=", $name, ":", $kind, "\0");
+            #[link_section = ".modinfo"]
+            #[used(compiler)]
+            static PARMTYPE_INFO: [u8; PARMTYPE.len()] = modinfo_bytes(PARMTYPE);
+        };
+    };
+}
+pub(crate) use module_param;
+
+#[expect(improper_ctypes, reason = "only the address of the opaque struct is used")]
+extern "C" {
+    /// The module's `struct module`, emitted by modpost into `rnull.mod.c`.
+    pub(crate) static __this_module: kernel::types::Opaque<bindings::module>;
+}

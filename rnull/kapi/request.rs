@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Requests: who owns a request at each step, and what can be read from it.
+//!
+//! blk-mq hands a request to `queue_rq` as a [`Pending`]. The driver either
+//! refuses it ([`Pending::refuse`], blk-mq keeps it) or starts it
+//! ([`Pending::start`]), which yields the owned [`Request`] and the
+//! [`Started`] proof `queue_rq` must return. Both consume the `Pending`, so a
+//! request can never be both started and refused.
+//!
+//! A [`Request`] is ended exactly once: directly ([`Request::end`]), through
+//! blk-mq's completion path ([`Request::complete`], which gives it back in
+//! [`Operations::complete`]) or through its own hrtimer
+//! ([`Request::complete_after`], given back in
+//! [`Operations::timer_expired`]). Dropping one ends it with an I/O error.
+
+use super::tagset::Operations;
+use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
+use kernel::{bindings, types::Opaque};
+
+/// A block-layer completion status (`blk_status_t`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Status(u8);
+
+impl Status {
+    /// Success.
+    pub(crate) const OK: Status = Status(bindings::BLK_STS_OK as u8);
+    /// Operation not supported (`BLK_STS_NOTSUPP`).
+    pub(crate) const NOT_SUPPORTED: Status = Status(1);
+    /// The request timed out (`BLK_STS_TIMEOUT`).
+    pub(crate) const TIMEOUT: Status = Status(2);
+    /// Out of a resource; blk-mq retries later (`BLK_STS_RESOURCE`).
+    pub(crate) const RESOURCE: Status = Status(9);
+    /// Generic I/O error (`BLK_STS_IOERR`).
+    pub(crate) const IO_ERROR: Status = Status(10);
+    /// Out of a device resource; the driver re-runs the queue (`BLK_STS_DEV_RESOURCE`).
+    pub(crate) const DEV_RESOURCE: Status = Status(13);
+
+    /// The raw value.
+    pub(crate) fn raw(self) -> u8 {
+        self.0
+    }
+
+    /// Rebuilds a status stored with [`Status::raw`].
+    pub(crate) fn from_raw(raw: u8) -> Self {
+        Status(raw)
+    }
+}
+
+/// What a request asks for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Op {
+    /// Read data.
+    Read,
+    /// Write data.
+    Write,
+    /// Flush the volatile cache.
+    Flush,
+    /// Discard a range.
+    Discard,
+    /// Write zeroes over a range.
+    WriteZeroes,
+    /// Anything else (zone management, driver private, ...).
+    Other,
+}
+
+/// A snapshot of the fields of a request the driver looks at.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Info {
+    /// The operation.
+    pub(crate) op: Op,
+    /// First sector (512 bytes each).
+    pub(crate) sector: u64,
+    /// Length in bytes.
+    pub(crate) bytes: u32,
+    /// Index of the hardware queue the request is on.
+    pub(crate) hw_queue: u32,
+    /// The blk-mq driver tag.
+    pub(crate) tag: i32,
+}
+
+/// Reads the fields of `rq`.
+///
+/// # Safety
+///
+/// `rq` must point to a request that blk-mq has handed to the driver and that
+/// has not been ended yet.
+unsafe fn info_of(rq: *mut bindings::request) -> Info {
+    // SAFETY: the caller guarantees `rq` is live; `mq_hctx` is set for every
+    // request blk-mq dispatches and lives as long as the queue.
+    let (flags, sector, bytes, tag, hw_queue) = unsafe {
+        (
+            (*rq).cmd_flags,
+            (*rq).__sector,
+            (*rq).__data_len,
+            (*rq).tag,
+            (*(*rq).mq_hctx).queue_num,
+        )
+    };
+    let op = match flags & ((1u32 << bindings::REQ_OP_BITS) - 1) {
+        bindings::req_op_REQ_OP_READ => Op::Read,
+        bindings::req_op_REQ_OP_WRITE => Op::Write,
+        bindings::req_op_REQ_OP_FLUSH => Op::Flush,
+        bindings::req_op_REQ_OP_DISCARD => Op::Discard,
+        bindings::req_op_REQ_OP_WRITE_ZEROES => Op::WriteZeroes,
+        _ => Op::Other,
+    };
+    Info {
+        op,
+        sector,
+        bytes,
+        hw_queue,
+        tag,
+    }
+}
+
+/// The per-request area blk-mq allocates after each `struct request`.
+///
+/// # Invariants
+///
+/// `timer` was initialised by `hrtimer_init` with [`timer_callback`] as its
+/// function, and `data` is initialised, from `init_request` until
+/// `exit_request`.
+#[repr(C)]
+pub(crate) struct Pdu<T: Operations> {
+    timer: Opaque<bindings::hrtimer>,
+    data: T::RequestData,
+}
+
+impl<T: Operations> Pdu<T> {
+    /// Initialises the PDU of a freshly allocated request.
+    ///
+    /// # Safety
+    ///
+    /// `pdu` must point to writable, uninitialised memory of `cmd_size` bytes
+    /// that blk-mq will not use until [`Pdu::drop_in_place`].
+    pub(crate) unsafe fn init(pdu: *mut Self) {
+        // SAFETY: the caller guarantees `pdu` is valid for writes.
+        unsafe {
+            let timer = Opaque::raw_get(core::ptr::addr_of!((*pdu).timer));
+            bindings::hrtimer_init(
+                timer,
+                bindings::CLOCK_MONOTONIC as _,
+                bindings::hrtimer_mode_HRTIMER_MODE_REL,
+            );
+            (*timer).function = Some(timer_callback::<T>);
+            core::ptr::addr_of_mut!((*pdu).data).write(T::new_request_data());
+        }
+        // INVARIANT: both fields are initialised above.
+    }
+
+    /// Tears the PDU down before blk-mq frees it.
+    ///
+    /// # Safety
+    ///
+    /// `pdu` must have been initialised by [`Pdu::init`] and no request may be
+    /// in flight on it.
+    pub(crate) unsafe fn drop_in_place(pdu: *mut Self) {
+        // SAFETY: `data` is initialised per the type invariant and not used again.
+        unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*pdu).data)) };
+    }
+
+    /// The PDU of `rq`.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must belong to a tag set created by [`super::tagset::TagSet<T>`].
+    unsafe fn of(rq: *mut bindings::request) -> *mut Self {
+        // SAFETY: the PDU directly follows the request; the tag set sized it
+        // for `Pdu<T>`.
+        unsafe { bindings::blk_mq_rq_to_pdu(rq).cast() }
+    }
+}
+
+/// A request offered to `queue_rq` that the driver has not started.
+///
+/// # Invariants
+///
+/// `rq` is a request blk-mq is dispatching to this driver right now; it is
+/// valid for `'a`.
+pub(crate) struct Pending<'a, T: Operations> {
+    rq: NonNull<bindings::request>,
+    _p: PhantomData<(&'a bindings::request, T)>,
+}
+
+/// Proof that `queue_rq` started the request it was given.
+pub(crate) struct Started(());
+
+/// A refusal from `queue_rq`: blk-mq keeps the request and acts on the status.
+pub(crate) struct Refused(pub(crate) Status);
+
+impl<'a, T: Operations> Pending<'a, T> {
+    /// Wraps the request blk-mq dispatches.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be the request of the current `queue_rq` call, valid for `'a`.
+    pub(crate) unsafe fn new(rq: *mut bindings::request) -> Option<Self> {
+        // INVARIANT: the caller guarantees validity for `'a`.
+        NonNull::new(rq).map(|rq| Self {
+            rq,
+            _p: PhantomData,
+        })
+    }
+
+    /// The request's fields.
+    pub(crate) fn info(&self) -> Info {
+        // SAFETY: by the type invariant the request is live.
+        unsafe { info_of(self.rq.as_ptr()) }
+    }
+
+    /// Starts the request; the driver now owns it until it ends it.
+    pub(crate) fn start(self) -> (Request<T>, Started) {
+        // SAFETY: by the type invariant the request is being dispatched and
+        // has not been started.
+        unsafe { bindings::blk_mq_start_request(self.rq.as_ptr()) };
+        // INVARIANT: the request is started and owned by nobody else; `self`
+        // is consumed so no second `Request` can be made from it.
+        (
+            Request {
+                rq: self.rq,
+                _p: PhantomData,
+            },
+            Started(()),
+        )
+    }
+
+    /// Gives the request back to blk-mq with `status`, which must not be OK.
+    pub(crate) fn refuse(self, status: Status) -> Refused {
+        if status == Status::OK {
+            Refused(Status::IO_ERROR)
+        } else {
+            Refused(status)
+        }
+    }
+}
+
+/// A started request owned by the driver.
+///
+/// # Invariants
+///
+/// `rq` points to a started request of a [`super::tagset::TagSet<T>`] that
+/// no other code will end while this value exists.
+pub(crate) struct Request<T: Operations> {
+    rq: NonNull<bindings::request>,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: a started request may be completed from any CPU and context.
+unsafe impl<T: Operations> Send for Request<T> {}
+
+impl<T: Operations> Request<T> {
+    /// Takes ownership of a started request.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be started, belong to a `TagSet<T>`, and ownership must have
+    /// been given up by whoever held it (see the module documentation).
+    pub(crate) unsafe fn from_raw(rq: *mut bindings::request) -> Option<Self> {
+        // INVARIANT: guaranteed by the caller.
+        NonNull::new(rq).map(|rq| Self {
+            rq,
+            _p: PhantomData,
+        })
+    }
+
+    /// The raw request, for the page store's data copy.
+    pub(crate) fn as_raw(&self) -> *mut bindings::request {
+        self.rq.as_ptr()
+    }
+
+    /// Gives up ownership without ending the request.
+    fn into_raw(self) -> *mut bindings::request {
+        ManuallyDrop::new(self).rq.as_ptr()
+    }
+
+    /// The request's fields.
+    pub(crate) fn info(&self) -> Info {
+        // SAFETY: by the type invariant the request is live.
+        unsafe { info_of(self.rq.as_ptr()) }
+    }
+
+    /// The driver's per-request data.
+    pub(crate) fn data(&self) -> &T::RequestData {
+        // SAFETY: the PDU is initialised while the request exists (type
+        // invariant of `Pdu`), and it lives as long as `self` borrows it.
+        unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data }
+    }
+
+    /// Ends the request with `status`.
+    pub(crate) fn end(self, status: Status) {
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request; ownership ends here.
+        unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
+    }
+
+    /// Completes through blk-mq's completion path (the submitting CPU's
+    /// softirq, or an IPI); ownership comes back in [`Operations::complete`].
+    pub(crate) fn complete(self) {
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request and hand it to blk-mq, which
+        // calls `complete` exactly once.
+        unsafe { bindings::blk_mq_complete_request(rq) };
+    }
+
+    /// Completes after `nsec` nanoseconds from the request's own hrtimer;
+    /// ownership comes back in [`Operations::timer_expired`].
+    pub(crate) fn complete_after(self, nsec: u64) {
+        let rq = self.into_raw();
+        let delay = i64::try_from(nsec).unwrap_or(i64::MAX);
+        // SAFETY: the PDU's timer is initialised (type invariant of `Pdu`)
+        // and idle: only the owner arms it, and we owned the request.
+        unsafe {
+            let pdu = Pdu::<T>::of(rq);
+            bindings::hrtimer_start_range_ns(
+                Opaque::raw_get(core::ptr::addr_of!((*pdu).timer)),
+                delay,
+                0,
+                bindings::hrtimer_mode_HRTIMER_MODE_REL,
+            );
+        }
+    }
+}
+
+impl<T: Operations> Drop for Request<T> {
+    fn drop(&mut self) {
+        // SAFETY: we own the started request; a forgotten request would hang
+        // until blk-mq's timeout, so fail it instead.
+        unsafe { bindings::blk_mq_end_request(self.rq.as_ptr(), Status::IO_ERROR.raw()) };
+    }
+}
+
+/// # Safety
+///
+/// Called by the hrtimer core for a timer armed by [`Request::complete_after`].
+unsafe extern "C" fn timer_callback<T: Operations>(
+    timer: *mut bindings::hrtimer,
+) -> bindings::hrtimer_restart {
+    // SAFETY: the timer is the first field of a `#[repr(C)]` `Pdu<T>`, so the
+    // PDU starts at the same address; the request precedes its PDU.
+    let rq = unsafe { bindings::blk_mq_rq_from_pdu(timer.cast()) };
+    // SAFETY: `complete_after` gave up ownership to this timer.
+    if let Some(rq) = unsafe { Request::<T>::from_raw(rq) } {
+        T::timer_expired(rq);
+    }
+    bindings::hrtimer_restart_HRTIMER_NORESTART
+}
+
+/// Takes a request back from its hrtimer if the timer had not fired yet.
+///
+/// # Safety
+///
+/// `rq` must be a started request of a `TagSet<T>` (blk-mq's timeout handler
+/// guarantees this).
+pub(crate) unsafe fn reclaim_from_timer<T: Operations>(
+    rq: *mut bindings::request,
+) -> Option<Request<T>> {
+    // SAFETY: the PDU's timer is initialised (type invariant of `Pdu`).
+    let cancelled = unsafe {
+        let pdu = Pdu::<T>::of(rq);
+        bindings::hrtimer_try_to_cancel(Opaque::raw_get(core::ptr::addr_of!((*pdu).timer)))
+    };
+    if cancelled == 1 {
+        // SAFETY: the timer was armed, so it owned the request, and it can no
+        // longer run: ownership passes to us.
+        unsafe { Request::from_raw(rq) }
+    } else {
+        None
+    }
+}

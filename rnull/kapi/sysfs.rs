@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! sysfs directories and attributes with per-file private data.
+//!
+//! Attributes are `bin_attribute`s because those carry a `private` pointer
+//! and their own read and write callbacks: that lets rnull add writable
+//! files to kobjects whose type it does not own, such as blk-mq's hardware
+//! context directories (`/sys/block/rnullbN/mq/<n>/`), whose `kobj_type`
+//! has no store hook for foreign attributes.
+
+use super::fmt::BufWriter;
+#[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+use super::lock_class::LockClass;
+use core::{marker::PhantomData, ptr::NonNull};
+use kernel::{bindings, ffi::c_char, prelude::*, str::CStr, types::Opaque};
+
+/// A borrowed kobject.
+///
+/// # Invariants
+///
+/// `ptr` is a live kobject for `'a`.
+pub(crate) struct KobjRef<'a> {
+    ptr: NonNull<bindings::kobject>,
+    _p: PhantomData<&'a bindings::kobject>,
+}
+
+impl KobjRef<'_> {
+    /// Wraps a raw kobject.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be non-null and live for the returned lifetime.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::kobject) -> KobjRef<'a> {
+        // INVARIANT: guaranteed by the caller.
+        KobjRef {
+            // SAFETY: the caller guarantees `ptr` is non-null.
+            ptr: unsafe { NonNull::new_unchecked(ptr) },
+            _p: PhantomData,
+        }
+    }
+}
+
+/// A directory: a kobject of our own under a parent's kobject.
+///
+/// # Invariants
+///
+/// `kobj` came from `kobject_create_and_add`; we hold its only reference.
+pub(crate) struct Dir {
+    kobj: NonNull<bindings::kobject>,
+}
+
+// SAFETY: kobjects are reference counted and internally synchronised.
+unsafe impl Send for Dir {}
+// SAFETY: as above.
+unsafe impl Sync for Dir {}
+
+impl Dir {
+    /// Creates `<parent>/<name>/`.
+    pub(crate) fn new(parent: &KobjRef<'_>, name: &'static CStr) -> Result<Self> {
+        // SAFETY: `parent` is live (type invariant) and `name` NUL-terminated.
+        let kobj =
+            unsafe { bindings::kobject_create_and_add(name.as_char_ptr(), parent.ptr.as_ptr()) };
+        // INVARIANT: a non-null result is a new kobject we hold a reference to.
+        NonNull::new(kobj).map(|kobj| Self { kobj }).ok_or(ENOMEM)
+    }
+
+    /// The directory's kobject, for adding attributes to it.
+    pub(crate) fn kobject(&self) -> KobjRef<'_> {
+        // SAFETY: the kobject lives as long as `self`.
+        unsafe { KobjRef::from_raw(self.kobj.as_ptr()) }
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        // SAFETY: we hold a reference (type invariant); dropping it removes
+        // the directory.
+        unsafe { bindings::kobject_put(self.kobj.as_ptr()) };
+    }
+}
+
+/// What a sysfs file does when read or written.
+pub(crate) trait AttrOps: Send + Sync + 'static {
+    /// Writes the file's contents.
+    fn show(&self, out: &mut BufWriter<'_>) -> Result;
+    /// Applies a write; on error nothing may change.
+    fn store(&self, _input: &[u8]) -> Result {
+        Err(EPERM)
+    }
+}
+
+#[repr(C)]
+struct Entry<A: AttrOps> {
+    raw: Opaque<bindings::bin_attribute>,
+    ops: A,
+}
+
+#[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+static ATTR_LOCK_CLASS: LockClass = LockClass::new();
+
+/// A file in a sysfs directory, removed on drop.
+///
+/// # Invariants
+///
+/// `entry.raw` is registered with `sysfs_create_bin_file` on `kobj`, and its
+/// `private` points to `entry`; `kobj` outlives `self` (the owner drops
+/// attributes before their directory).
+pub(crate) struct Attr<A: AttrOps> {
+    entry: KBox<Entry<A>>,
+    kobj: NonNull<bindings::kobject>,
+}
+
+// SAFETY: `A` is `Send + Sync`; the raw parts are only used for removal.
+unsafe impl<A: AttrOps> Send for Attr<A> {}
+// SAFETY: as above.
+unsafe impl<A: AttrOps> Sync for Attr<A> {}
+
+impl<A: AttrOps> Attr<A> {
+    /// Creates `<dir>/<name>` with permissions `mode` (0444 or 0644).
+    ///
+    /// The caller must drop the attribute before the kobject goes away.
+    pub(crate) fn new(dir: &KobjRef<'_>, name: &'static CStr, mode: u16, ops: A) -> Result<Self> {
+        let entry = KBox::new(
+            Entry {
+                raw: Opaque::uninit(),
+                ops,
+            },
+            GFP_KERNEL,
+        )?;
+        let raw = entry.raw.get();
+        // SAFETY: `raw` is valid for writes and zero is the default of every
+        // field; the box does not move while the file exists.
+        unsafe {
+            raw.write(core::mem::zeroed());
+            (*raw).attr.name = name.as_char_ptr();
+            (*raw).attr.mode = mode;
+            #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+            {
+                (*raw).attr.key = ATTR_LOCK_CLASS.as_ptr();
+            }
+            (*raw).private = core::ptr::addr_of!(*entry).cast_mut().cast();
+            (*raw).read = Some(read_callback::<A>);
+            if mode & 0o222 != 0 {
+                (*raw).write = Some(write_callback::<A>);
+            }
+        }
+        // SAFETY: `dir` is live and `raw` fully initialised.
+        kernel::error::to_result(unsafe { bindings::sysfs_create_bin_file(dir.ptr.as_ptr(), raw) })?;
+        // INVARIANT: registered above with `private` pointing at the entry.
+        Ok(Self {
+            entry,
+            kobj: dir.ptr,
+        })
+    }
+
+    /// The attribute's behaviour.
+    pub(crate) fn ops(&self) -> &A {
+        &self.entry.ops
+    }
+}
+
+impl<A: AttrOps> Drop for Attr<A> {
+    fn drop(&mut self) {
+        // SAFETY: registered on `kobj` (type invariant); removal waits for
+        // running callbacks, after which the entry can be freed.
+        unsafe { bindings::sysfs_remove_bin_file(self.kobj.as_ptr(), self.entry.raw.get()) };
+    }
+}
+
+/// The entry of a callback's attribute.
+///
+/// # Safety
+///
+/// `attr` must be the `raw` field of a live `Entry<A>`.
+unsafe fn entry_of<'a, A: AttrOps>(attr: *mut bindings::bin_attribute) -> &'a Entry<A> {
+    // SAFETY: `private` points to the entry (type invariant of `Attr`), which
+    // lives until the file is removed, i.e. past this callback.
+    unsafe { &*(*attr).private.cast::<Entry<A>>() }
+}
+
+/// # Safety
+///
+/// Called by sysfs for a file made by [`Attr::new`], with `buf` holding
+/// `count` writable bytes.
+unsafe extern "C" fn read_callback<A: AttrOps>(
+    _file: *mut bindings::file,
+    _kobj: *mut bindings::kobject,
+    attr: *mut bindings::bin_attribute,
+    buf: *mut c_char,
+    off: bindings::loff_t,
+    count: usize,
+) -> isize {
+    if off != 0 {
+        return 0;
+    }
+    // SAFETY: guaranteed by the caller.
+    let entry = unsafe { entry_of::<A>(attr) };
+    // SAFETY: sysfs hands us `count` writable bytes for this call.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), count) };
+    let mut w = BufWriter::new(out);
+    match entry.ops.show(&mut w) {
+        Ok(()) => w.len() as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+/// # Safety
+///
+/// Called by sysfs for a file made by [`Attr::new`], with `buf` holding
+/// `count` readable bytes.
+unsafe extern "C" fn write_callback<A: AttrOps>(
+    _file: *mut bindings::file,
+    _kobj: *mut bindings::kobject,
+    attr: *mut bindings::bin_attribute,
+    buf: *mut c_char,
+    off: bindings::loff_t,
+    count: usize,
+) -> isize {
+    if off != 0 {
+        return EINVAL.to_errno() as isize;
+    }
+    // SAFETY: guaranteed by the caller.
+    let entry = unsafe { entry_of::<A>(attr) };
+    // SAFETY: sysfs hands us `count` readable bytes for this call.
+    let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
+    match entry.ops.store(input) {
+        Ok(()) => count as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! blk-mq tag sets and the driver callbacks behind them.
+
+use super::request::{reclaim_from_timer, Pdu, Pending, Refused, Request, Started};
+use core::{ffi::c_void, marker::PhantomData, pin::Pin};
+use kernel::{
+    bindings,
+    error::{self, Error},
+    init::PinInit,
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    try_pin_init,
+    types::{ForeignOwnable, Opaque},
+};
+
+/// The driver side of a tag set.
+///
+/// `QueueData` belongs to one request queue (disk) and is reached through
+/// `request_queue.queuedata`; `HwData` belongs to one hardware context and is
+/// reached through `blk_mq_hw_ctx.driver_data`; `RequestData` lives in each
+/// request's PDU.
+pub(crate) trait Operations: Sized + 'static {
+    /// Per request queue data.
+    type QueueData: Send + Sync + 'static;
+    /// Per hardware context data.
+    type HwData: Send + Sync + 'static;
+    /// Per request data.
+    type RequestData: Send + Sync + 'static;
+
+    /// Makes the data of one request when the tag set allocates it.
+    fn new_request_data() -> Self::RequestData;
+
+    /// Makes the data of hardware context `index` of `queue`.
+    fn init_hctx(queue: &Self::QueueData, index: u32) -> impl PinInit<Self::HwData, Error>;
+
+    /// Dispatches one request. `last` is false when more follow in this batch.
+    fn queue_rq(
+        hw: &Self::HwData,
+        queue: &Self::QueueData,
+        rq: Pending<'_, Self>,
+        last: bool,
+    ) -> Result<Started, Refused>;
+
+    /// Ends a batch whose last request was refused.
+    fn commit_rqs(_hw: &Self::HwData, _queue: &Self::QueueData) {}
+
+    /// A request handed to [`Request::complete`] comes back here.
+    fn complete(rq: Request<Self>);
+
+    /// A request handed to [`Request::complete_after`] comes back here.
+    fn timer_expired(rq: Request<Self>);
+
+    /// blk-mq's timeout fired for a request whose hrtimer was still pending.
+    fn timed_out(rq: Request<Self>);
+}
+
+/// Options of a tag set.
+pub(crate) struct TagSetConfig {
+    /// Number of hardware queues.
+    pub(crate) nr_hw_queues: u32,
+    /// Tags per hardware queue.
+    pub(crate) queue_depth: u32,
+    /// `queue_rq` may sleep (`BLK_MQ_F_BLOCKING`).
+    pub(crate) blocking: bool,
+    /// Request timeout in milliseconds (0: blk-mq's default of 30 s).
+    pub(crate) timeout_ms: u32,
+}
+
+/// A `struct blk_mq_tag_set` whose callbacks go to `T`.
+///
+/// # Invariants
+///
+/// `inner` was set up by `blk_mq_alloc_tag_set` with `OperationsVTable::<T>`
+/// and a PDU size of `Pdu<T>`, and is freed on drop.
+#[pin_data(PinnedDrop)]
+pub(crate) struct TagSet<T: Operations> {
+    #[pin]
+    inner: Opaque<bindings::blk_mq_tag_set>,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: blk-mq serialises its own use of the tag set; Rust only hands out
+// the raw pointer.
+unsafe impl<T: Operations> Send for TagSet<T> {}
+// SAFETY: as above.
+unsafe impl<T: Operations> Sync for TagSet<T> {}
+
+impl<T: Operations> TagSet<T> {
+    /// Allocates a tag set; use with `Arc::pin_init`.
+    pub(crate) fn new(config: &TagSetConfig) -> impl PinInit<Self, Error> {
+        let cmd_size = u32::try_from(core::mem::size_of::<Pdu<T>>());
+        let mut flags = bindings::BLK_MQ_F_SHOULD_MERGE;
+        if config.blocking {
+            flags |= bindings::BLK_MQ_F_BLOCKING;
+        }
+        let (nr_hw_queues, queue_depth) = (config.nr_hw_queues, config.queue_depth);
+        let timeout = msecs_to_jiffies(config.timeout_ms);
+        try_pin_init!(TagSet {
+            inner <- PinInit::<_, Error>::pin_chain(Opaque::uninit(), move |inner| {
+                let cmd_size = cmd_size.map_err(|_| EINVAL)?;
+                let raw: *mut bindings::blk_mq_tag_set = inner.get();
+                // SAFETY: `raw` is valid for writes; a zeroed tag set is the
+                // starting point `blk_mq_alloc_tag_set` expects, then we fill
+                // in what it reads.
+                error::to_result(unsafe {
+                    raw.write(core::mem::zeroed());
+                    (*raw).ops = OperationsVTable::<T>::build();
+                    (*raw).nr_hw_queues = nr_hw_queues;
+                    (*raw).queue_depth = queue_depth;
+                    (*raw).cmd_size = cmd_size;
+                    (*raw).numa_node = bindings::NUMA_NO_NODE;
+                    (*raw).timeout = timeout;
+                    (*raw).flags = flags;
+                    (*raw).nr_maps = 1;
+                    bindings::blk_mq_alloc_tag_set(raw)
+                })
+            }),
+            _p: PhantomData,
+        })
+    }
+
+    /// The raw tag set, for allocating disks on it.
+    pub(crate) fn as_raw(&self) -> *mut bindings::blk_mq_tag_set {
+        self.inner.get()
+    }
+}
+
+#[pinned_drop]
+impl<T: Operations> PinnedDrop for TagSet<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: by the type invariant the set was allocated; every disk on
+        // it holds an `Arc` to it, so none is left.
+        unsafe { bindings::blk_mq_free_tag_set(self.inner.get()) };
+    }
+}
+
+fn msecs_to_jiffies(ms: u32) -> u32 {
+    if ms == 0 {
+        return 0;
+    }
+    let hz = bindings::HZ as u64;
+    u32::try_from((u64::from(ms) * hz).div_ceil(1000)).unwrap_or(u32::MAX)
+}
+
+/// The `blk_mq_ops` table for `T`.
+struct OperationsVTable<T: Operations>(PhantomData<T>);
+
+impl<T: Operations> OperationsVTable<T> {
+    const VTABLE: bindings::blk_mq_ops = bindings::blk_mq_ops {
+        queue_rq: Some(Self::queue_rq_callback),
+        commit_rqs: Some(Self::commit_rqs_callback),
+        queue_rqs: None,
+        get_budget: None,
+        put_budget: None,
+        set_rq_budget_token: None,
+        get_rq_budget_token: None,
+        timeout: Some(Self::timeout_callback),
+        poll: None,
+        complete: Some(Self::complete_callback),
+        init_hctx: Some(Self::init_hctx_callback),
+        exit_hctx: Some(Self::exit_hctx_callback),
+        init_request: Some(Self::init_request_callback),
+        exit_request: Some(Self::exit_request_callback),
+        cleanup_rq: None,
+        busy: None,
+        map_queues: None,
+        #[cfg(CONFIG_BLK_DEBUG_FS)]
+        show_rq: None,
+    };
+
+    fn build() -> &'static bindings::blk_mq_ops {
+        &Self::VTABLE
+    }
+
+    /// The queue data of the queue `hctx` belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `hctx` must be a live hardware context of a disk made by
+    /// [`super::disk::Disk`], whose `queuedata` holds an `Arc<T::QueueData>`
+    /// for as long as the queue exists.
+    unsafe fn queue_data<'a>(hctx: *mut bindings::blk_mq_hw_ctx) -> ArcBorrow<'a, T::QueueData> {
+        // SAFETY: guaranteed by the caller: `queuedata` came from
+        // `Arc::into_foreign` and outlives the borrow.
+        unsafe { <Arc<T::QueueData>>::borrow((*(*hctx).queue).queuedata) }
+    }
+
+    /// The driver data of `hctx`.
+    ///
+    /// # Safety
+    ///
+    /// `hctx` must be live and initialised by `init_hctx_callback`.
+    unsafe fn hw_data<'a>(hctx: *mut bindings::blk_mq_hw_ctx) -> Pin<&'a T::HwData> {
+        // SAFETY: `driver_data` holds a `Pin<KBox<T::HwData>>` from
+        // `init_hctx_callback` until `exit_hctx_callback`.
+        unsafe { <Pin<KBox<T::HwData>>>::borrow((*hctx).driver_data) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq with a live `hctx` and the request it dispatches.
+    unsafe extern "C" fn queue_rq_callback(
+        hctx: *mut bindings::blk_mq_hw_ctx,
+        bd: *const bindings::blk_mq_queue_data,
+    ) -> bindings::blk_status_t {
+        // SAFETY: blk-mq passes valid `hctx` and `bd` for this call.
+        let (hw, queue, rq, last) = unsafe {
+            (
+                Self::hw_data(hctx),
+                Self::queue_data(hctx),
+                Pending::<T>::new((*bd).rq),
+                (*bd).last,
+            )
+        };
+        let Some(rq) = rq else {
+            return super::request::Status::IO_ERROR.raw();
+        };
+        match T::queue_rq(&hw, &queue, rq, last) {
+            Ok(_started) => bindings::BLK_STS_OK as _,
+            Err(Refused(status)) => status.raw(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq with a live `hctx`.
+    unsafe extern "C" fn commit_rqs_callback(hctx: *mut bindings::blk_mq_hw_ctx) {
+        // SAFETY: blk-mq passes a live, initialised `hctx`.
+        let (hw, queue) = unsafe { (Self::hw_data(hctx), Self::queue_data(hctx)) };
+        T::commit_rqs(&hw, &queue);
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq for a request passed to `blk_mq_complete_request`.
+    unsafe extern "C" fn complete_callback(rq: *mut bindings::request) {
+        // SAFETY: `Request::complete` gave ownership to blk-mq, which hands it
+        // on to this callback exactly once.
+        if let Some(rq) = unsafe { Request::<T>::from_raw(rq) } {
+            T::complete(rq);
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq's timeout handler for a started request.
+    unsafe extern "C" fn timeout_callback(
+        rq: *mut bindings::request,
+    ) -> bindings::blk_eh_timer_return {
+        // SAFETY: `rq` is a started request of this tag set.
+        match unsafe { reclaim_from_timer::<T>(rq) } {
+            Some(rq) => {
+                T::timed_out(rq);
+                bindings::blk_eh_timer_return_BLK_EH_DONE
+            }
+            // The request is completing right now, or is owned by code that
+            // will end it: give it more time.
+            None => bindings::blk_eh_timer_return_BLK_EH_RESET_TIMER,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq while setting up a hardware context of a queue made
+    /// by [`super::disk::Disk`].
+    unsafe extern "C" fn init_hctx_callback(
+        hctx: *mut bindings::blk_mq_hw_ctx,
+        _tagset_data: *mut c_void,
+        index: u32,
+    ) -> i32 {
+        // SAFETY: `queuedata` is set before blk-mq initialises hardware contexts.
+        let queue = unsafe { Self::queue_data(hctx) };
+        match KBox::pin_init(T::init_hctx(&queue, index), GFP_KERNEL) {
+            Ok(data) => {
+                // SAFETY: `hctx` is live; `exit_hctx_callback` takes the box back.
+                unsafe { (*hctx).driver_data = data.into_foreign() as *mut c_void };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq when tearing down a context set up by
+    /// `init_hctx_callback`.
+    unsafe extern "C" fn exit_hctx_callback(hctx: *mut bindings::blk_mq_hw_ctx, _index: u32) {
+        // SAFETY: `driver_data` came from `into_foreign` in `init_hctx_callback`
+        // and is not used after this.
+        unsafe {
+            let data = (*hctx).driver_data;
+            (*hctx).driver_data = core::ptr::null_mut();
+            drop(<Pin<KBox<T::HwData>>>::from_foreign(data));
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq for every request it allocates in a tag set made by
+    /// [`TagSet::new`].
+    unsafe extern "C" fn init_request_callback(
+        _set: *mut bindings::blk_mq_tag_set,
+        rq: *mut bindings::request,
+        _hctx_index: u32,
+        _numa_node: u32,
+    ) -> i32 {
+        // SAFETY: the PDU of a new request is ours to initialise; `cmd_size`
+        // is the size of `Pdu<T>`.
+        unsafe { Pdu::<T>::init(bindings::blk_mq_rq_to_pdu(rq).cast()) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq before freeing a request set up by
+    /// `init_request_callback`.
+    unsafe extern "C" fn exit_request_callback(
+        _set: *mut bindings::blk_mq_tag_set,
+        rq: *mut bindings::request,
+        _hctx_index: u32,
+    ) {
+        // SAFETY: the PDU was initialised and the request is idle.
+        unsafe { Pdu::<T>::drop_in_place(bindings::blk_mq_rq_to_pdu(rq).cast()) };
+    }
+}

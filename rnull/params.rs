@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rnull's module parameters: names and defaults follow C `null_blk`.
+//!
+//! Each value is range-checked when it is set, so a bad value fails
+//! `insmod`/`modprobe` with `-EINVAL` and a log line naming the parameter and
+//! its range. The only clamp is `submit_queues`, which (like null_blk) is
+//! lowered to the number of possible CPUs with a warning.
+
+use crate::kapi::param::{module_param, IntParam};
+
+module_param!(NR_DEVICES: IntParam = IntParam::new(1, 1, 64),
+    "nr_devices", 0o444, "int", "Number of devices rnullb0..N-1 (1..=64, default 1)");
+module_param!(SUBMIT_QUEUES: IntParam = IntParam::new(1, 1, 256),
+    "submit_queues", 0o444, "int",
+    "Hardware queues per device (1..=256, clamped to possible CPUs, default 1)");
+module_param!(HW_QUEUE_DEPTH: IntParam = IntParam::new(64, 1, 4096),
+    "hw_queue_depth", 0o444, "int", "Tags per hardware queue (1..=4096, default 64)");
+module_param!(BS: IntParam = IntParam::power_of_two(512, 512, 4096),
+    "bs", 0o444, "int", "Logical block size in bytes (power of two, 512..=4096, default 512)");
+module_param!(GB: IntParam = IntParam::new(250, 1, 16384),
+    "gb", 0o444, "int", "Device size in GiB (1..=16384, default 250)");
+module_param!(IRQMODE: IntParam = IntParam::new(1, 0, 2),
+    "irqmode", 0o444, "int", "Completion: 0 none, 1 softirq, 2 timer (default 1)");
+module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, 0, 1_000_000_000),
+    "completion_nsec", 0o444, "ulong",
+    "Timer completion delay in ns for irqmode=2 (0..=1000000000, default 10000)");
+module_param!(MEMORY_BACKED: IntParam = IntParam::new(0, 0, 1),
+    "memory_backed", 0o444, "int", "Keep written data in memory (0 or 1, default 0)");
+module_param!(SHARED_TAGS: IntParam = IntParam::new(0, 0, 1),
+    "shared_tags", 0o444, "int", "One blk-mq tag set for all devices (0 or 1, default 0)");
+module_param!(BLOCKING: IntParam = IntParam::new(0, 0, 1),
+    "blocking", 0o444, "int", "Register as blocking, queue_rq may sleep (0 or 1, default 0)");
+module_param!(ROTATIONAL: IntParam = IntParam::new(0, 0, 1),
+    "rotational", 0o444, "int", "Report a rotational device (0 or 1, default 0)");
+module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, 8, 65535),
+    "max_sectors", 0o444, "int", "Largest request in 512-byte sectors (8..=65535, default 2560)");
+
+/// Names of the `irqmode` values, indexed by value.
+pub(crate) const IRQMODE_NAMES: [&str; 3] = ["none", "softirq", "timer"];

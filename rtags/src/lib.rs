@@ -1,0 +1,24 @@
+//! `rtags`: host-wide shared tag budget for the rnull block driver.
+//!
+//! This crate is 100% safe, `no_std`, allocation-free Rust. The same module
+//! files are compiled into the kernel module through `#[path]` module
+//! declarations (where they live under `crate::rtags::`), which is why the
+//! modules refer to each other through `super::` and why only this file
+//! carries crate-level attributes.
+//!
+//! * [`sync`]: atomics facade (`core` normally, `loom` under `--cfg loom`).
+//! * [`bitmap`]: sbitmap-like lock-free tag allocator.
+//! * [`queue`]: per request-queue accounting.
+//! * [`policy`]: tag sharing policies (fair, borrow, none, lend).
+//! * [`host`]: the host-wide budget shared by all queues.
+//! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod bitmap;
+pub mod host;
+pub mod policy;
+pub mod queue;
+pub mod slice;
+pub mod sync;

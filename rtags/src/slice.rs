@@ -1,0 +1,375 @@
+//! Per hardware queue time-slice scheduler (Andreas Herrmann's
+//! `time_slice_us`).
+//!
+//! A hardware queue is fed by up to 64 software queues (*ctx*, one per CPU
+//! group, numbered `0..64`). Without a time slice (`slice_ns == 0`,
+//! the default) the driver dispatches in arrival order and should not call
+//! into this scheduler at all (check [`SliceSched::is_enabled`]).
+//!
+//! With a positive slice only one ctx (the *active* one) is served until
+//! its slice expires or it runs empty; then the next ctx with pending
+//! requests in round-robin order after the active one is selected and gets
+//! a fresh slice.
+//!
+//! **Extension rule**: when the slice expires and at least one request of
+//! the active ctx was serviced ([`SliceSched::serviced`]) during the period
+//! that just ended, the slice is extended by one initial slice length,
+//! at most twice, so a busy ctx gets at most 3x the initial value (Herrmann:
+//! "extended (up to 3 times the initial value) when there was actually a
+//! request to be serviced for the software queue").
+//!
+//! **Anticipation**: with `idle_ns > 0`, when the active ctx is empty but
+//! its slice lasts and it was serviced less than `idle_ns` ago, other
+//! ctxs are *not* served yet: [`Pick::Wait`] tells the driver to come back
+//! at `until_ns` (the driver arms a timer or simply re-runs on the next
+//! request). This keeps the locality of a sequential reader on a
+//! rotational disk. `idle_ns == 0` switches as soon as the ctx is empty.
+//!
+//! The scheduler is single threaded: the driver protects each instance with
+//! its hardware queue lock. Time is passed in by the caller.
+
+/// Number of software queues (ctx) a scheduler can arbitrate.
+pub const MAX_CTX: u32 = 64;
+
+/// Maximum number of extensions: a slice lasts at most 3x its initial value.
+pub const MAX_EXTENSIONS: u32 = 2;
+
+/// Decision returned by [`SliceSched::pick`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Dispatch (one or more) requests of this ctx.
+    Serve(u32),
+    /// Dispatch nothing now; call `pick` again at `until_ns` (or earlier
+    /// when new requests arrive).
+    Wait {
+        /// When the anticipation window or the slice ends.
+        until_ns: u64,
+    },
+    /// Nothing is pending.
+    Idle,
+}
+
+/// Time-slice scheduler state of one hardware queue.
+#[derive(Clone, Debug, Default)]
+pub struct SliceSched {
+    slice_ns: u64,
+    idle_ns: u64,
+    active: Option<u32>,
+    slice_start_ns: u64,
+    slice_end_ns: u64,
+    extensions: u32,
+    serviced_in_period: bool,
+    last_service_ns: Option<u64>,
+    /// Round-robin position: the ctx that got the last slice.
+    last_ctx: u32,
+}
+
+/// First ctx set in `mask` strictly after `last`, wrapping (`mask != 0`).
+fn next_after(last: u32, mask: u64) -> u32 {
+    let start = last.wrapping_add(1) & (MAX_CTX - 1);
+    let off = mask.rotate_right(start).trailing_zeros();
+    start.wrapping_add(off) & (MAX_CTX - 1)
+}
+
+impl SliceSched {
+    /// A disabled scheduler (slice 0, no anticipation).
+    pub fn new() -> Self {
+        Self {
+            // Start round robin at ctx 0.
+            last_ctx: MAX_CTX - 1,
+            ..Self::default()
+        }
+    }
+
+    /// Whether time slicing is enabled (`slice_ns() > 0`).
+    pub fn is_enabled(&self) -> bool {
+        self.slice_ns != 0
+    }
+
+    /// The initial slice length in ns (0 = disabled).
+    pub fn slice_ns(&self) -> u64 {
+        self.slice_ns
+    }
+
+    /// Changes the slice length at runtime.
+    ///
+    /// 0 disables slicing and forgets the active ctx. Otherwise the new
+    /// length applies to the next slice; a running slice is cut short to
+    /// `start + new` if that is earlier than its current end (it is never
+    /// lengthened).
+    pub fn set_slice_ns(&mut self, ns: u64) {
+        self.slice_ns = ns;
+        if ns == 0 {
+            self.active = None;
+        } else if self.active.is_some() {
+            self.slice_end_ns = self
+                .slice_end_ns
+                .min(self.slice_start_ns.saturating_add(ns));
+        }
+    }
+
+    /// The anticipation window in ns (0 = switch when empty).
+    pub fn idle_ns(&self) -> u64 {
+        self.idle_ns
+    }
+
+    /// Sets the anticipation window.
+    pub fn set_idle_ns(&mut self, ns: u64) {
+        self.idle_ns = ns;
+    }
+
+    /// The ctx owning the current slice, if any.
+    pub fn active_ctx(&self) -> Option<u32> {
+        self.active
+    }
+
+    /// End of the current slice (including extensions so far), if any.
+    pub fn slice_end_ns(&self) -> Option<u64> {
+        self.active.map(|_| self.slice_end_ns)
+    }
+
+    /// Chooses what to dispatch at `now_ns`; bit `i` of `pending_mask` is
+    /// set when ctx `i` has requests waiting.
+    ///
+    /// When disabled this returns the lowest pending ctx (callers should
+    /// bypass the scheduler instead, see [`Self::is_enabled`]).
+    pub fn pick(&mut self, now_ns: u64, pending_mask: u64) -> Pick {
+        if self.slice_ns == 0 {
+            return if pending_mask == 0 {
+                Pick::Idle
+            } else {
+                Pick::Serve(pending_mask.trailing_zeros())
+            };
+        }
+        if let Some(cur) = self.active {
+            // Expiry, with at most MAX_EXTENSIONS extensions in total.
+            while now_ns >= self.slice_end_ns {
+                if self.serviced_in_period && self.extensions < MAX_EXTENSIONS {
+                    self.extensions = self.extensions.saturating_add(1);
+                    self.slice_end_ns = self.slice_end_ns.saturating_add(self.slice_ns);
+                    self.serviced_in_period = false;
+                } else {
+                    self.active = None;
+                    break;
+                }
+            }
+            if self.active.is_some() {
+                if pending_mask & 1u64.wrapping_shl(cur) != 0 {
+                    return Pick::Serve(cur);
+                }
+                if pending_mask == 0 {
+                    // Nothing to serve anyway: keep the slice.
+                    return Pick::Idle;
+                }
+                if self.idle_ns != 0 {
+                    if let Some(last) = self.last_service_ns {
+                        let until = last.saturating_add(self.idle_ns).min(self.slice_end_ns);
+                        if now_ns < until {
+                            return Pick::Wait { until_ns: until };
+                        }
+                    }
+                }
+                self.active = None;
+            }
+        }
+        if pending_mask == 0 {
+            return Pick::Idle;
+        }
+        let next = next_after(self.last_ctx, pending_mask);
+        self.active = Some(next);
+        self.last_ctx = next;
+        self.slice_start_ns = now_ns;
+        self.slice_end_ns = now_ns.saturating_add(self.slice_ns);
+        self.extensions = 0;
+        self.serviced_in_period = false;
+        self.last_service_ns = None;
+        Pick::Serve(next)
+    }
+
+    /// Reports that a request of `ctx` was dispatched at `now_ns`.
+    ///
+    /// Only service of the active ctx counts (for extension and
+    /// anticipation); other calls are ignored.
+    pub fn serviced(&mut self, ctx: u32, now_ns: u64) {
+        if self.active == Some(ctx) {
+            self.serviced_in_period = true;
+            self.last_service_ns = Some(now_ns);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const S: u64 = 100;
+
+    fn enabled(slice: u64, idle: u64) -> SliceSched {
+        let mut s = SliceSched::new();
+        s.set_slice_ns(slice);
+        s.set_idle_ns(idle);
+        assert!(s.is_enabled());
+        s
+    }
+
+    #[test]
+    fn disabled_is_arrival_order_passthrough() {
+        let mut s = SliceSched::new();
+        assert!(!s.is_enabled());
+        assert_eq!(s.slice_ns(), 0);
+        assert_eq!(s.pick(0, 0), Pick::Idle);
+        assert_eq!(s.pick(0, 0b1010), Pick::Serve(1));
+        s.serviced(1, 0);
+        assert_eq!(s.active_ctx(), None);
+        assert_eq!(s.pick(1_000_000, 0b1000), Pick::Serve(3));
+    }
+
+    #[test]
+    fn serves_one_ctx_until_expiry() {
+        let mut s = enabled(S, 0);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        assert_eq!(s.slice_end_ns(), Some(S));
+        assert_eq!(s.pick(50, 0b11), Pick::Serve(0));
+        assert_eq!(s.pick(99, 0b11), Pick::Serve(0));
+        // Not serviced during the slice: no extension.
+        assert_eq!(s.pick(100, 0b11), Pick::Serve(1));
+        assert_eq!(s.slice_end_ns(), Some(200));
+    }
+
+    #[test]
+    fn empty_ctx_switches_immediately_without_idle_wait() {
+        let mut s = enabled(S, 0);
+        assert_eq!(s.pick(0, 0b01), Pick::Serve(0));
+        s.serviced(0, 1);
+        assert_eq!(s.pick(2, 0b10), Pick::Serve(1));
+        assert_eq!(s.active_ctx(), Some(1));
+    }
+
+    #[test]
+    fn nothing_pending_keeps_slice() {
+        let mut s = enabled(S, 0);
+        assert_eq!(s.pick(0, 0b01), Pick::Serve(0));
+        assert_eq!(s.pick(10, 0), Pick::Idle);
+        assert_eq!(s.active_ctx(), Some(0));
+        assert_eq!(s.pick(20, 0b11), Pick::Serve(0));
+        // Expired while nothing was pending.
+        assert_eq!(s.pick(200, 0), Pick::Idle);
+        assert_eq!(s.active_ctx(), None);
+    }
+
+    #[test]
+    fn extension_capped_at_three_times() {
+        let mut s = enabled(S, 0);
+        let mut t = 0;
+        let mut served0 = 0;
+        loop {
+            match s.pick(t, 0b11) {
+                Pick::Serve(0) => {
+                    s.serviced(0, t);
+                    served0 += 1;
+                }
+                Pick::Serve(1) => break,
+                other => panic!("unexpected {other:?}"),
+            }
+            t += 10;
+        }
+        assert_eq!(t, 3 * S, "a busy ctx keeps exactly 3 slices");
+        assert_eq!(served0, 30);
+    }
+
+    #[test]
+    fn extension_needs_service_in_each_period() {
+        let mut s = enabled(S, 0);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        s.serviced(0, 10);
+        // Serviced in the first period: extended to 200.
+        assert_eq!(s.pick(100, 0b11), Pick::Serve(0));
+        assert_eq!(s.slice_end_ns(), Some(200));
+        // Not serviced in the second period: expires at 200.
+        assert_eq!(s.pick(200, 0b11), Pick::Serve(1));
+        // A late pick only grants the extensions that were earned.
+        s.serviced(1, 210);
+        assert_eq!(s.pick(1000, 0b11), Pick::Serve(0));
+    }
+
+    #[test]
+    fn round_robin_order() {
+        let mut s = enabled(S, 0);
+        let mask = (1 << 1) | (1 << 3) | (1 << 63);
+        let mut order = std::vec::Vec::new();
+        for i in 0..6 {
+            match s.pick(i * S, mask) {
+                Pick::Serve(c) => order.push(c),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(order, [1, 3, 63, 1, 3, 63]);
+        // Only one ctx pending: it gets a fresh slice after expiry.
+        assert_eq!(s.pick(6 * S, 1 << 3), Pick::Serve(3));
+        assert_eq!(s.slice_end_ns(), Some(7 * S));
+    }
+
+    #[test]
+    fn next_after_wraps() {
+        assert_eq!(next_after(63, 1), 0);
+        assert_eq!(next_after(0, 1), 0);
+        assert_eq!(next_after(5, 0b100001), 0);
+        assert_eq!(next_after(62, 1 << 63), 63);
+        assert_eq!(next_after(63, 1 << 63), 63);
+    }
+
+    #[test]
+    fn anticipation_waits_then_switches() {
+        let mut s = enabled(S, 20);
+        assert_eq!(s.pick(0, 0b01), Pick::Serve(0));
+        s.serviced(0, 10);
+        // ctx 0 empty, serviced 5 ns ago: wait for it until 30.
+        assert_eq!(s.pick(15, 0b10), Pick::Wait { until_ns: 30 });
+        // The sequential reader comes back in time: served, locality kept.
+        assert_eq!(s.pick(25, 0b11), Pick::Serve(0));
+        s.serviced(0, 25);
+        assert_eq!(s.pick(30, 0b10), Pick::Wait { until_ns: 45 });
+        // It does not come back: switch.
+        assert_eq!(s.pick(45, 0b10), Pick::Serve(1));
+    }
+
+    #[test]
+    fn anticipation_needs_recent_service_and_is_capped_by_slice() {
+        let mut s = enabled(S, 50);
+        assert_eq!(s.pick(0, 0b01), Pick::Serve(0));
+        // Never serviced in this slice: no reason to wait.
+        assert_eq!(s.pick(5, 0b10), Pick::Serve(1));
+        s.serviced(1, 90);
+        // ctx 1's slice runs 5..105: the wait is capped at 105, not 140.
+        assert_eq!(s.pick(95, 0b01), Pick::Wait { until_ns: 105 });
+        // At 105 the slice is extended (serviced), but the idle window
+        // ends at 140: still waiting for ctx 1.
+        assert_eq!(s.pick(105, 0b01), Pick::Wait { until_ns: 140 });
+        assert_eq!(s.slice_end_ns(), Some(205));
+        assert_eq!(s.pick(140, 0b01), Pick::Serve(0));
+    }
+
+    #[test]
+    fn slice_changed_at_runtime() {
+        let mut s = enabled(1000, 0);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        // Shrinking cuts the running slice short.
+        s.set_slice_ns(S);
+        assert_eq!(s.slice_ns(), S);
+        assert_eq!(s.slice_end_ns(), Some(S));
+        assert_eq!(s.pick(S, 0b11), Pick::Serve(1));
+        // Growing applies to the next slice only.
+        s.set_slice_ns(500);
+        assert_eq!(s.slice_end_ns(), Some(2 * S));
+        assert_eq!(s.pick(2 * S, 0b11), Pick::Serve(0));
+        assert_eq!(s.slice_end_ns(), Some(2 * S + 500));
+        // Disabling forgets the slice and falls back to arrival order.
+        s.set_slice_ns(0);
+        assert!(!s.is_enabled());
+        assert_eq!(s.active_ctx(), None);
+        assert_eq!(s.pick(2 * S + 1, 0b10), Pick::Serve(1));
+        // Re-enabling starts fresh.
+        s.set_slice_ns(S);
+        assert_eq!(s.pick(1000, 0b11), Pick::Serve(1));
+    }
+}

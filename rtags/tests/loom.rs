@@ -1,0 +1,212 @@
+//! loom models of the lock-free protocols. Run with `./run-loom.sh`
+//! (`RUSTFLAGS="--cfg loom" cargo test --release --test loom`).
+#![cfg(loom)]
+
+use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+use rtags::host::{HostTags, Refusal};
+use rtags::policy::Policy;
+use rtags::queue::QueueTags;
+
+struct World {
+    host: HostTags,
+    q: [QueueTags; 2],
+    owned: [AtomicBool; 2],
+}
+
+fn world(depth: u32, policy: Policy) -> Arc<World> {
+    let host = HostTags::new(depth, policy).unwrap();
+    host.set_idle_ns(0);
+    Arc::new(World {
+        host,
+        q: [QueueTags::new(0), QueueTags::new(1)],
+        owned: [AtomicBool::new(false), AtomicBool::new(false)],
+    })
+}
+
+/// Gets a tag for queue `qi`, checks exclusive ownership, puts it back.
+fn get_put(w: &World, qi: usize) -> Result<u64, Refusal> {
+    let hint = AtomicU32::new(0);
+    let tag = w.host.get(&w.q[qi], &hint, 1)?;
+    assert!(
+        !w.owned[tag as usize].swap(true, Ordering::AcqRel),
+        "tag {tag} handed out twice"
+    );
+    w.owned[tag as usize].store(false, Ordering::Release);
+    Ok(w.host.put(&w.q[qi], tag, 2))
+}
+
+/// (a) Two threads allocate and free concurrently: never the same tag.
+#[test]
+fn no_duplicate_tag() {
+    loom::model(|| {
+        let w = world(2, Policy::None);
+        let w2 = w.clone();
+        let t = thread::spawn(move || get_put(&w2, 1).is_ok());
+        let a = get_put(&w, 0).is_ok();
+        let b = t.join().unwrap();
+        // Depth 2: nobody can be refused.
+        assert!(a && b);
+        assert_eq!(w.host.in_use(), 0);
+        assert_eq!(w.host.waiter_mask(), 0);
+    });
+}
+
+/// (a') Depth 1: at most one holder at a time; a refused thread's bit is
+/// handed out by the other thread's put.
+#[test]
+fn no_duplicate_tag_depth1() {
+    loom::model(|| {
+        let w = world(1, Policy::None);
+        let w2 = w.clone();
+        let t = thread::spawn(move || get_put(&w2, 1));
+        let a = get_put(&w, 0);
+        let b = t.join().unwrap();
+        match (a, b) {
+            (Ok(_), Ok(_)) => {}
+            (Ok(mask), Err(_)) => assert_ne!(mask & 0b10, 0, "lost wake-up of q1"),
+            (Err(_), Ok(mask)) => assert_ne!(mask & 0b01, 0, "lost wake-up of q0"),
+            (Err(_), Err(_)) => panic!("both refused with a free tag"),
+        }
+        assert_eq!(w.host.in_use(), 0);
+    });
+}
+
+/// (b) Lost wake-up, Exhausted: A holds the only tag and frees it while B
+/// fails. Either B's re-check succeeds or A's put returns B's bit.
+#[test]
+fn no_lost_wakeup_exhausted() {
+    loom::model(|| {
+        let w = world(1, Policy::Fair);
+        let hint = AtomicU32::new(0);
+        let tag = w.host.get(&w.q[0], &hint, 0).unwrap();
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(0);
+            w2.host.get(&w2.q[1], &hint, 1)
+        });
+        let mask = w.host.put(&w.q[0], tag, 1);
+        match b.join().unwrap() {
+            Ok(t) => {
+                w.host.put(&w.q[1], t, 2);
+            }
+            Err(r) => {
+                assert_eq!(r, Refusal::Exhausted);
+                assert_ne!(mask & 0b10, 0, "B refused but its bit was not returned");
+            }
+        }
+    });
+}
+
+/// (b') Lost wake-up, Limited: queue 1 is at its fair share (4 of 8 with
+/// two active queues); one of its tags is freed while it asks for another.
+#[test]
+fn no_lost_wakeup_limited() {
+    loom::model(|| {
+        let w = world(8, Policy::Fair);
+        let hint = AtomicU32::new(0);
+        let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
+        let held: Vec<u32> = (0..4)
+            .map(|_| w.host.get(&w.q[1], &hint, 0).unwrap())
+            .collect();
+        assert_eq!(w.host.limit(&w.q[1], 0), 4);
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(0);
+            w2.host.get(&w2.q[1], &hint, 1)
+        });
+        let mask = w.host.put(&w.q[1], held[0], 1);
+        match b.join().unwrap() {
+            Ok(t) => assert!(t < 8),
+            Err(r) => {
+                assert_eq!(r, Refusal::Limited);
+                assert_ne!(mask & 0b10, 0, "B refused but its bit was not returned");
+            }
+        }
+        let _ = t0;
+    });
+}
+
+/// (c) Policy switch and resize concurrent with get/put.
+#[test]
+fn policy_switch_concurrent_with_get() {
+    loom::model(|| {
+        let w = world(2, Policy::Borrow);
+        let hint = AtomicU32::new(0);
+        let held = w.host.get(&w.q[0], &hint, 0).unwrap();
+        let w2 = w.clone();
+        let t = thread::spawn(move || {
+            w2.host.set_policy(Policy::Fair);
+            w2.host.set_depth(1).unwrap();
+        });
+        let r = get_put(&w, 1);
+        t.join().unwrap();
+        if r.is_err() {
+            // Only possible once the depth shrank under the held tag.
+            assert_eq!(w.host.depth(), 1);
+            assert_ne!(w.host.put(&w.q[0], held, 3) & 0b10, 0);
+        } else {
+            w.host.put(&w.q[0], held, 3);
+        }
+        assert_eq!(w.host.policy(), Policy::Fair);
+        assert_eq!(w.host.in_use(), 0);
+        assert_eq!(w.q[0].in_flight() + w.q[1].in_flight(), 0);
+    });
+}
+
+fn counters_consistent(w: &World) {
+    let active = w.q.iter().filter(|q| q.is_active()).count() as u32;
+    let starved = w.q.iter().filter(|q| q.is_starved()).count() as u32;
+    assert_eq!(w.host.active_queues(), active, "active_queues drifted");
+    assert_eq!(w.host.starved_queues(), starved, "starved count drifted");
+}
+
+/// (d) Activation (get) racing with deactivation (tick): the active count
+/// never underflows (a wrap would make it huge) and settles exactly.
+#[test]
+fn activation_vs_tick() {
+    loom::model(|| {
+        let w = world(2, Policy::Fair);
+        let w2 = w.clone();
+        let t = thread::spawn(move || {
+            w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
+            assert!(w2.host.active_queues() <= 2);
+        });
+        get_put(&w, 0).unwrap();
+        assert!(w.host.active_queues() <= 2);
+        t.join().unwrap();
+        counters_consistent(&w);
+    });
+}
+
+/// (d') Starved marking racing with tick and the drain that clears it.
+#[test]
+fn starved_vs_tick_and_drain() {
+    loom::model(|| {
+        let w = world(1, Policy::Borrow);
+        let hint = AtomicU32::new(0);
+        let tag = w.host.get(&w.q[1], &hint, 0).unwrap();
+        let w2 = w.clone();
+        let t = thread::spawn(move || {
+            w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
+            w2.host.put(&w2.q[1], tag, 10)
+        });
+        let r = {
+            let hint = AtomicU32::new(0);
+            w.host.get(&w.q[0], &hint, 5)
+        };
+        assert!(w.host.starved_queues() <= 2);
+        let mask = t.join().unwrap();
+        match r {
+            Ok(t0) => {
+                w.host.put(&w.q[0], t0, 20);
+            }
+            Err(_) => assert_ne!(mask & 1, 0),
+        }
+        counters_consistent(&w);
+        // Everything drained: a final tick clears every mark.
+        w.host.tick(&[&w.q[0], &w.q[1]], 1000);
+        counters_consistent(&w);
+    });
+}

@@ -1,0 +1,142 @@
+//! Multi-threaded stress test (std threads): no tag is ever held twice,
+//! counters settle exactly, and no refused worker waits forever (a lost
+//! wake-up would hang a worker and trip the timeout).
+#![cfg(not(loom))]
+
+use rtags::host::HostTags;
+use rtags::policy::Policy;
+use rtags::queue::QueueTags;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const THREADS: usize = 6;
+const ITERS: usize = 30_000;
+
+fn kick_all(kicks: &[AtomicBool], mask: u64) {
+    for (i, k) in kicks.iter().enumerate() {
+        if mask & (1 << i) != 0 {
+            k.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+fn run(policy: Policy, depth: u32) {
+    let host = HostTags::new(depth, policy).unwrap();
+    host.set_idle_ns(0);
+    host.set_borrow_expiry_ns(1_000);
+    let queues: Vec<QueueTags> = (0..THREADS as u32).map(QueueTags::new).collect();
+    let owner: Vec<AtomicU32> = (0..1024).map(|_| AtomicU32::new(u32::MAX)).collect();
+    let kicks: Vec<AtomicBool> = (0..64).map(|_| AtomicBool::new(false)).collect();
+    let clock = AtomicU64::new(0);
+    let refusals = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        // Maintenance thread: ticks, resizes and policy switches.
+        s.spawn(|| {
+            let refs: Vec<&QueueTags> = queues.iter().collect();
+            let mut i = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                let now = clock.fetch_add(1, Ordering::Relaxed);
+                host.tick(&refs, now);
+                i = i.wrapping_add(1);
+                if i % 64 == 0 {
+                    host.set_depth(depth - (i / 64) % 2).unwrap();
+                }
+                std::thread::yield_now();
+            }
+        });
+        let mut workers = Vec::new();
+        for (id, q) in queues.iter().enumerate() {
+            let (host, owner, kicks, clock, refusals) = (&host, &owner, &kicks, &clock, &refusals);
+            workers.push(s.spawn(move || {
+                let hint = AtomicU32::new(id as u32 * 3);
+                let mut held: Vec<u32> = Vec::new();
+                let mut rng = id as u64 * 0x9e37_79b9 + 1;
+                for _ in 0..ITERS {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    let now = clock.fetch_add(1, Ordering::Relaxed);
+                    if held.len() < 6 && rng % 3 != 0 {
+                        kicks[id].store(false, Ordering::SeqCst);
+                        match host.get(q, &hint, now) {
+                            Ok(t) => {
+                                let prev = owner[t as usize].swap(id as u32, Ordering::SeqCst);
+                                assert_eq!(prev, u32::MAX, "tag {t} held by {prev} and {id}");
+                                held.push(t);
+                            }
+                            Err(_) => {
+                                refusals.fetch_add(1, Ordering::Relaxed);
+                                // Give back our own tags (their puts may kick us).
+                                for t in held.drain(..) {
+                                    owner[t as usize].store(u32::MAX, Ordering::SeqCst);
+                                    kick_all(kicks, host.put(q, t, now));
+                                }
+                                let start = Instant::now();
+                                while !kicks[id].load(Ordering::SeqCst) {
+                                    assert!(
+                                        start.elapsed() < Duration::from_secs(20),
+                                        "lost wake-up for queue {id}"
+                                    );
+                                    std::thread::yield_now();
+                                }
+                            }
+                        }
+                    } else if let Some(t) = held.pop() {
+                        owner[t as usize].store(u32::MAX, Ordering::SeqCst);
+                        kick_all(kicks, host.put(q, t, now));
+                    }
+                }
+                for t in held.drain(..) {
+                    owner[t as usize].store(u32::MAX, Ordering::SeqCst);
+                    kick_all(kicks, host.put(q, t, 0));
+                }
+            }));
+        }
+        for w in workers {
+            w.join().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert_eq!(host.in_use(), 0);
+    assert!(queues.iter().all(|q| q.in_flight() == 0));
+    assert_eq!(
+        host.active_queues() as usize,
+        queues.iter().filter(|q| q.is_active()).count()
+    );
+    assert_eq!(
+        host.starved_queues() as usize,
+        queues.iter().filter(|q| q.is_starved()).count()
+    );
+    let refs: Vec<&QueueTags> = queues.iter().collect();
+    // Hand out any leftover waiter bits, then everything is idle.
+    let leftover = host.waiter_mask();
+    host.tick(&refs, u64::MAX);
+    if leftover == 0 {
+        assert_eq!(host.active_queues(), 0);
+        assert_eq!(host.starved_queues(), 0);
+    }
+    eprintln!("{policy:?}: {} refusals", refusals.load(Ordering::Relaxed));
+    let failures: u64 = queues.iter().map(|q| q.failures()).sum();
+    assert_eq!(failures, refusals.load(Ordering::Relaxed));
+}
+
+#[test]
+fn stress_fair() {
+    run(Policy::Fair, 12);
+}
+
+#[test]
+fn stress_borrow() {
+    run(Policy::Borrow, 6);
+}
+
+#[test]
+fn stress_none() {
+    run(Policy::None, 5);
+}
+
+#[test]
+fn stress_lend() {
+    run(Policy::Lend, 12);
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install what building, booting and testing rnull needs. Idempotent: a
+# package or tool that is already there is left alone, so this is cheap to
+# run before every top-level target.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/env.sh
+. "$here/env.sh"
+
+packages=(
+	linux-source-6.12 rustc-web rust-web-src
+	clang lld llvm libclang-dev
+	make flex bison bc libelf-dev libssl-dev xz-utils cpio kmod
+	qemu-system-x86 busybox-static fio
+	python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	sudo_cmd=()
+	[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+	"${sudo_cmd[@]}" apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! "$BINDGEN" --version 2>/dev/null | grep -q "bindgen $BINDGEN_VERSION"; then
+	echo "deps: installing bindgen-cli $BINDGEN_VERSION into $BINDGEN_ROOT"
+	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" \
+		--root "$BINDGEN_ROOT"
+fi

@@ -1,0 +1,17 @@
+# shellcheck shell=bash
+# Shared settings for every script: toolchain paths and the kernel cache.
+# Sourced, never run. Every value can be overridden from the environment.
+
+# The kernel's Rust support needs the Debian rustc-web toolchain and its
+# library sources; rustup's rustc on PATH has no rust-src component.
+: "${RUSTC:=/usr/bin/rustc}"
+: "${RUST_LIB_SRC:=/usr/src/rustc-1.96.0/library}"
+: "${BINDGEN_VERSION:=0.69.5}"
+: "${BINDGEN_ROOT:=/opt/bindgen}"
+: "${BINDGEN:=$BINDGEN_ROOT/bin/bindgen}"
+# Built kernels live outside the work tree, one directory per cache key.
+: "${RNULL_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/rnull}"
+export RUSTC RUST_LIB_SRC BINDGEN RNULL_CACHE
+
+# Arguments every kernel make (in-tree or M=) gets.
+kmake_args=(LLVM=1 "RUSTC=$RUSTC" "BINDGEN=$BINDGEN" "RUST_LIB_SRC=$RUST_LIB_SRC")

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build the guest's base initramfs: busybox, fio and its libraries, the
+# modules (rnull, C null_blk, in-tree rnull_mod) and the selftests.
+# usage: scripts/initramfs.sh KDIR   -> out/initramfs.cpio.gz
+set -euo pipefail
+
+kdir=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+out="$top/out"
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,etc,root,job,lib/modules/rnull,usr/bin}
+cp /bin/busybox "$root/bin/busybox"
+cp "$top/scripts/guest/init" "$root/init"
+chmod +x "$root/init"
+
+# fio and every shared library it loads, at the same paths.
+cp /usr/bin/fio "$root/usr/bin/fio"
+for lib in $(ldd /usr/bin/fio | grep -o '/[^ ]*'); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+
+cp "$top/rnull/rnull.ko" "$root/lib/modules/rnull/"
+cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
+cp "$kdir/drivers/block/rnull_mod.ko" "$root/lib/modules/rnull/"
+
+cp -r "$top/selftests" "$root/selftests"
+
+# A non-root user for permission tests.
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+
+mkdir -p "$out"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz.tmp"
+mv "$out/initramfs.cpio.gz.tmp" "$out/initramfs.cpio.gz"
+echo "initramfs: $out/initramfs.cpio.gz ($(du -h "$out/initramfs.cpio.gz" | cut -f1))"

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Boot the guest kernel with the base initramfs plus one job, under TCG.
+#
+# usage: scripts/qemu.sh --kdir DIR --name NAME (--job SCRIPT | --shell)
+#                        [--env 'VAR=value ...'] [--timeout SECONDS]
+#
+# Logs go to out/logs/NAME-<time>/ (serial.log, dmesg.log); out/logs/latest
+# points at the newest. Exit status: the job's, or 1 if the guest did not
+# report one (crash, hang, timeout), or if the kernel log has a WARN, BUG,
+# Oops, lockdep or KASAN line.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kdir="" name=run job="" shell=0 env_lines="" timeout_s=${RNULL_TIMEOUT:-1800}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kdir) kdir=$2; shift 2 ;;
+	--name) name=$2; shift 2 ;;
+	--job) job=$2; shift 2 ;;
+	--shell) shell=1; shift ;;
+	--env) env_lines+="$2"$'\n'; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	*) echo "qemu.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+[ -n "$kdir" ] || { echo "qemu.sh: --kdir is required" >&2; exit 2; }
+[ -n "$job" ] || [ "$shell" = 1 ] || { echo "qemu.sh: --job or --shell is required" >&2; exit 2; }
+
+logdir="$top/out/logs/$name-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$logdir"
+ln -sfn "$logdir" "$top/out/logs/latest"
+
+# The job travels as a second cpio archive appended to the base one.
+jobroot=$(mktemp -d)
+trap 'rm -rf "$jobroot"' EXIT
+mkdir -p "$jobroot/job"
+if [ -n "$job" ]; then
+	cp "$job" "$jobroot/job/job.sh"
+fi
+{
+	echo "RNULL_INTERACTIVE=$shell"
+	# Each --env line is VAR=value; quote the value for the guest shell.
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		printf "export %s='%s'\n" "${line%%=*}" "${line#*=}"
+	done <<<"$env_lines"
+} >"$jobroot/job/env"
+(cd "$jobroot" && find job | cpio -o -H newc --quiet | gzip -1) >"$jobroot/job.cpio.gz"
+cat "$top/out/initramfs.cpio.gz" "$jobroot/job.cpio.gz" >"$jobroot/run.cpio.gz"
+
+accel=${ACCEL:-tcg,thread=multi}
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "${CPUS:-2}" -m "${MEM:-1G}"
+	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$jobroot/run.cpio.gz"
+	-append "console=ttyS0 panic=-1 oops=panic ${KCMDLINE:-}"
+	-nographic -no-reboot)
+
+echo "qemu: ${CPUS:-2} vCPUs, ${MEM:-1G}, $accel; logs in $logdir"
+if [ "$shell" = 1 ]; then
+	# Interactive: the console is this terminal. Ctrl-A X leaves QEMU.
+	"${qemu[@]}" | tee "$logdir/serial.log"
+else
+	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null |
+		tee "$logdir/serial.log" | sed -n '/RNULL-GUEST-START/,/RNULL-DMESG-BEGIN/p' |
+		grep -v 'RNULL-DMESG-BEGIN' || true
+fi
+
+serial="$logdir/serial.log"
+tr -d '\r' <"$serial" | sed -n '/^RNULL-DMESG-BEGIN/,/^RNULL-DMESG-END/p' |
+	sed '1d;$d' >"$logdir/dmesg.log"
+# Without the guest's own dump (crash, hang), keep the console's kernel lines.
+[ -s "$logdir/dmesg.log" ] || grep -E '^\[ *[0-9]+\.[0-9]+\]' "$serial" >"$logdir/dmesg.log" || true
+
+rc=$(tr -d '\r' <"$serial" | sed -n 's/^RNULL-EXIT=\([0-9]*\)$/\1/p' | tail -n1)
+splat_re='WARN|BUG|Oops|lockdep|KASAN|kmemleak|UBSAN|Kernel panic|general protection'
+splats=$(grep -E "$splat_re" "$logdir/dmesg.log" || true)
+
+status=0
+if [ -z "$rc" ]; then
+	echo "qemu: the guest did not report an exit status (crash, hang or timeout)" >&2
+	status=1
+elif [ "$rc" != 0 ]; then
+	status=$rc
+fi
+if [ -n "$splats" ]; then
+	echo "qemu: kernel log has $(wc -l <<<"$splats") WARN/BUG/Oops/lockdep/KASAN line(s):" >&2
+	head -n 5 <<<"$splats" >&2
+	status=1
+fi
+if [ "$status" != 0 ]; then
+	first=$(grep -m1 -iE "$splat_re|error|fail" "$logdir/dmesg.log" || true)
+	echo "qemu: FAILED (status $status). serial: $serial  kernel log: $logdir/dmesg.log" >&2
+	[ -z "$first" ] || echo "qemu: first kernel error line: $first" >&2
+fi
+exit "$status"

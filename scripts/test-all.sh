@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `make test`: every test of the project, in order of cost.
+#   1. rtags in userspace (cargo unit/property tests, loom, clippy)
+#   2. rustfmt --check on all Rust sources
+#   3. build rnull.ko warning-free and the guest initramfs
+#   4. the selftests in a QEMU guest (TAP 13)
+# Prints 'N passed, N failed' last; exits non-zero if anything failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+mkdir -p out
+passed=0 failed=0
+
+count_cargo() { # sums "test result: ... N passed; M failed" lines
+	local p f
+	p=$(grep -oE '[0-9]+ passed' "$1" | awk '{s+=$1} END {print s+0}')
+	f=$(grep -oE '[0-9]+ failed' "$1" | awk '{s+=$1} END {print s+0}')
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+one() { # one pass/fail check: name, then status
+	if [ "$2" = 0 ]; then
+		passed=$((passed + 1)); echo "ok: $1"
+	else
+		failed=$((failed + 1)); echo "FAILED: $1"
+	fi
+}
+
+scripts/test-rtags.sh 2>&1 | tee out/test-rtags.log
+rc=${PIPESTATUS[0]}
+count_cargo out/test-rtags.log
+# A crash before any summary line must still count as a failure.
+[ "$rc" = 0 ] || grep -q 'FAILED\|[1-9][0-9]* failed' out/test-rtags.log || failed=$((failed + 1))
+
+make -s fmt-check
+one "rustfmt --check" $?
+
+# Warnings are errors for the module build: the kernel prints them to stderr.
+make -s modules 2>&1 | tee out/build.log
+rc=${PIPESTATUS[0]}
+if [ "$rc" = 0 ] && grep -qE '^(warning|error)' out/build.log; then rc=1; fi
+one "rnull.ko builds warning-free" "$rc"
+
+if [ "$rc" = 0 ] && make -s initramfs; then
+	kdir=$(scripts/kernel.sh dir)
+	[ -z "${KDIR:-}" ] || kdir=$KDIR
+	scripts/qemu.sh --kdir "$kdir" --name selftests --job scripts/jobs/selftests.sh \
+		--env "RNULL_TESTS=${RNULL_TESTS:-}" | tee out/selftests.tap
+	qrc=${PIPESTATUS[0]}
+	p=$(grep -cE '^ok ' out/selftests.tap)
+	f=$(grep -cE '^not ok ' out/selftests.tap)
+	passed=$((passed + p)); failed=$((failed + f))
+	# A guest that crashed, hung or logged a splat fails even if TAP looked fine.
+	if [ "$qrc" != 0 ] && [ "$f" = 0 ]; then failed=$((failed + 1)); echo "FAILED: guest run (status $qrc)"; fi
+else
+	one "guest selftests (not run: build failed)" 1
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

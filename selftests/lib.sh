@@ -1,0 +1,68 @@
+# shellcheck shell=sh
+# Helpers shared by the rnull selftests (sourced; busybox sh in the guest).
+#
+# A test script is one scenario. It prints diagnostics as it likes (the
+# runner prefixes them with '# '), and exits 0 for pass, 4 for skip
+# (kselftest's KSFT_SKIP), anything else for failure.
+
+RNULL_MODDIR=${RNULL_MODDIR:-/lib/modules/rnull}
+RNULL_KO="$RNULL_MODDIR/rnull.ko"
+KSFT_SKIP=4
+
+log() { echo "$*"; }
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+skip() {
+	echo "SKIP: $*"
+	exit "$KSFT_SKIP"
+}
+
+# requires_cpus N: skip unless the guest has N CPUs.
+requires_cpus() {
+	[ "$(nproc)" -ge "$1" ] || skip "needs $1 CPUs, guest has $(nproc)"
+}
+
+# requires_file PATH: skip unless PATH exists (a module or tool).
+requires_file() {
+	[ -e "$1" ] || skip "$1 is missing"
+}
+
+rnull_loaded() { [ -d /sys/module/rnull ]; }
+
+# load_rnull [param=value ...]: insmod rnull or fail the test.
+load_rnull() {
+	insmod "$RNULL_KO" "$@" || fail "insmod rnull $* failed"
+	rnull_loaded || fail "rnull not in /sys/module after insmod"
+}
+
+unload_rnull() {
+	rmmod rnull || fail "rmmod rnull failed"
+	! rnull_loaded || fail "rnull still loaded after rmmod"
+}
+
+# Leave no module behind whatever happens.
+cleanup_rnull() { rmmod rnull 2>/dev/null || true; }
+trap cleanup_rnull EXIT
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+	log "ok: $3 = $1"
+}
+
+# dev_attr N FILE: a value from /sys/block/rnullbN/rnull/FILE
+dev_attr() { cat "/sys/block/rnullb$1/rnull/$2"; }
+
+# kmsg_mark: remember the kernel log position; kmsg_since: what came after.
+kmsg_mark() { dmesg | wc -l >/tmp/.kmsg_mark; }
+kmsg_since() { dmesg | tail -n "+$(($(cat /tmp/.kmsg_mark) + 1))"; }
+
+# fio_terse ARGS...: run fio with terse output (version 3) on stdout.
+fio_terse() {
+	fio --output-format=terse --terse-version=3 "$@"
+}
+
+# terse_field N: field N (1-based, ';'-separated) of a terse line on stdin.
+terse_field() { cut -d';' -f"$1"; }
