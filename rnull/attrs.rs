@@ -8,6 +8,7 @@ use crate::{
         disk::Disk,
         fmt::BufWriter,
         sysfs::{Attr, AttrOps, Dir},
+        time::now_ns,
     },
     params::IRQMODE_NAMES,
 };
@@ -30,6 +31,11 @@ enum Field {
     Rotational,
     MaxSectors,
     Pages,
+    TagsInFlight,
+    TagsLimit,
+    TagsFailures,
+    TagsActive,
+    TagsWaiting,
 }
 
 const FIELDS: [(&CStr, Field); 13] = [
@@ -46,6 +52,16 @@ const FIELDS: [(&CStr, Field); 13] = [
     (c_str!("rotational"), Field::Rotational),
     (c_str!("max_sectors"), Field::MaxSectors),
     (c_str!("pages"), Field::Pages),
+];
+
+/// Counters of the device's share of the host tag budget, present when
+/// `host_queue_depth` is set.
+const TAG_FIELDS: [(&CStr, Field); 5] = [
+    (c_str!("tags_in_flight"), Field::TagsInFlight),
+    (c_str!("tags_limit"), Field::TagsLimit),
+    (c_str!("tags_failures"), Field::TagsFailures),
+    (c_str!("tags_active"), Field::TagsActive),
+    (c_str!("tags_waiting"), Field::TagsWaiting),
 ];
 
 /// A read-only file showing one field of a device.
@@ -65,7 +81,12 @@ impl AttrOps for ConfigFile {
             Field::SizeGb => writeln!(out, "{}", c.size_gb),
             Field::Irqmode => {
                 let i = c.irqmode as usize;
-                writeln!(out, "{} ({})", i, IRQMODE_NAMES.get(i).copied().unwrap_or("?"))
+                writeln!(
+                    out,
+                    "{} ({})",
+                    i,
+                    IRQMODE_NAMES.get(i).copied().unwrap_or("?")
+                )
             }
             Field::CompletionNsec => writeln!(out, "{}", c.completion_nsec),
             Field::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
@@ -74,6 +95,21 @@ impl AttrOps for ConfigFile {
             Field::Rotational => writeln!(out, "{}", u8::from(c.rotational)),
             Field::MaxSectors => writeln!(out, "{}", c.max_sectors),
             Field::Pages => writeln!(out, "{}", self.dev.store.as_ref().map_or(0, |s| s.pages())),
+            Field::TagsInFlight
+            | Field::TagsLimit
+            | Field::TagsFailures
+            | Field::TagsActive
+            | Field::TagsWaiting => {
+                let host = self.dev.host.as_ref().ok_or(ENODEV)?;
+                let q = host.queue(self.dev.index).ok_or(ENODEV)?;
+                match self.field {
+                    Field::TagsInFlight => writeln!(out, "{}", q.in_flight()),
+                    Field::TagsLimit => writeln!(out, "{}", host.tags.limit(q, now_ns())),
+                    Field::TagsFailures => writeln!(out, "{}", q.failures()),
+                    Field::TagsActive => writeln!(out, "{}", u8::from(q.is_active())),
+                    _ => writeln!(out, "{}", u8::from(q.is_waiting())),
+                }
+            }
         };
         r.map_err(|_| EINVAL)
     }
@@ -90,8 +126,13 @@ impl DeviceAttrs {
     /// Creates `/sys/block/rnullbN/rnull/*`.
     pub(crate) fn new(disk: &Disk<RNullOps>, dev: Arc<DeviceData>) -> Result<Self> {
         let dir = Dir::new(&disk.kobject(), c_str!("rnull"))?;
-        let mut files = KVec::with_capacity(FIELDS.len(), GFP_KERNEL)?;
-        for (name, field) in FIELDS {
+        let mut files = KVec::with_capacity(FIELDS.len() + TAG_FIELDS.len(), GFP_KERNEL)?;
+        let tag_fields = if dev.host.is_some() {
+            &TAG_FIELDS[..]
+        } else {
+            &[]
+        };
+        for &(name, field) in Iterator::chain(FIELDS.iter(), tag_fields.iter()) {
             let file = ConfigFile {
                 dev: dev.clone(),
                 field,

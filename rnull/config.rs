@@ -2,7 +2,7 @@
 
 //! The configuration of one load, read once from the module parameters.
 
-use crate::params;
+use crate::{host::policy_from_name, params, rtags::policy::Policy};
 use kernel::{bindings, prelude::*};
 
 /// How requests complete.
@@ -31,6 +31,9 @@ pub(crate) struct Config {
     pub(crate) blocking: bool,
     pub(crate) rotational: bool,
     pub(crate) max_sectors: u32,
+    pub(crate) host_queue_depth: u32,
+    pub(crate) tag_policy: Policy,
+    pub(crate) borrow_expiry_us: u64,
 }
 
 /// Converts a parameter already range-checked at set time.
@@ -67,6 +70,12 @@ impl Config {
             blocking: params::BLOCKING.get() != 0,
             rotational: params::ROTATIONAL.get() != 0,
             max_sectors: param_u32(params::MAX_SECTORS.get())?,
+            host_queue_depth: param_u32(params::HOST_QUEUE_DEPTH.get())?,
+            tag_policy: params::POLICY_NAMES
+                .get(params::TAG_POLICY.get())
+                .and_then(|n| policy_from_name(n.as_bytes()))
+                .ok_or(EINVAL)?,
+            borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
         })
     }
 

@@ -5,16 +5,18 @@
 use crate::{
     attrs::DeviceAttrs,
     config::{Config, IrqMode},
+    host::Host,
     kapi::{
         disk::{Disk, DiskConfig},
         pages::PageStore,
         request::{Op, Pending, Refused, Request, Started, Status},
         tagset::{Operations, TagSet, TagSetConfig},
+        time::now_ns,
     },
 };
 use core::{
     pin::Pin,
-    sync::atomic::{AtomicU8, Ordering},
+    sync::atomic::{AtomicU32, AtomicU8, Ordering},
 };
 use kernel::{init::PinInit, prelude::*, sync::Arc};
 
@@ -29,20 +31,26 @@ pub(crate) struct DeviceData {
     pub(crate) config: Config,
     /// Written data, when memory backed.
     pub(crate) store: Option<Pin<KBox<PageStore>>>,
+    /// The host-wide tag budget, when `host_queue_depth` is set.
+    pub(crate) host: Option<Arc<Host>>,
 }
 
 /// Per hardware queue state.
 pub(crate) struct HwQueue {
-    /// Index of the hardware queue within its device.
-    #[expect(dead_code, reason = "the slice scheduler keys its state by it")]
-    pub(crate) index: u32,
+    /// Where this queue's next host tag search starts (sbitmap's alloc hint).
+    hint: AtomicU32,
 }
 
 /// Per request state.
 pub(crate) struct Command {
     /// The status to end with, carried from `queue_rq` to the completion.
     status: AtomicU8,
+    /// The host tag held, or [`NO_TAG`].
+    host_tag: AtomicU32,
 }
+
+/// No host tag held.
+const NO_TAG: u32 = u32::MAX;
 
 impl Command {
     fn set_status(&self, status: Status) {
@@ -90,24 +98,41 @@ impl Operations for RNullOps {
     fn new_request_data() -> Command {
         Command {
             status: AtomicU8::new(Status::OK.raw()),
+            host_tag: AtomicU32::new(NO_TAG),
         }
     }
 
     fn init_hctx(_queue: &DeviceData, index: u32) -> impl PinInit<HwQueue, kernel::error::Error> {
-        HwQueue { index }
+        // Spread the queues' first searches over the budget.
+        HwQueue {
+            hint: AtomicU32::new(index.wrapping_mul(16)),
+        }
     }
 
     fn queue_rq(
-        _hw: &HwQueue,
+        hw: &HwQueue,
         dev: &DeviceData,
         rq: Pending<'_, Self>,
         _last: bool,
     ) -> Result<Started, Refused> {
+        if let Some(host) = &dev.host {
+            let Some(q) = host.queue(dev.index) else {
+                return Err(rq.refuse(Status::IO_ERROR));
+            };
+            match host.tags.get(q, &hw.hint, now_ns()) {
+                // Relaxed: read back by the completion of this same request,
+                // which blk-mq orders after `queue_rq`.
+                Ok(tag) => rq.data().host_tag.store(tag, Ordering::Relaxed),
+                // blk-mq keeps the request; a freed tag re-runs the queue
+                // (see `host`), blk-mq's delayed re-run backs that up.
+                Err(_) => return Err(rq.refuse(Status::RESOURCE)),
+            }
+        }
         let info = rq.info();
         let (rq, started) = rq.start();
         let status = dev.execute(&rq, info.op, info.sector, info.bytes);
         match dev.config.irqmode {
-            IrqMode::None => rq.end(status),
+            IrqMode::None => finish(rq, status),
             IrqMode::Softirq => {
                 rq.data().set_status(status);
                 rq.complete();
@@ -122,17 +147,35 @@ impl Operations for RNullOps {
 
     fn complete(rq: Request<Self>) {
         let status = rq.data().status();
-        rq.end(status);
+        finish(rq, status);
     }
 
     fn timer_expired(rq: Request<Self>) {
         let status = rq.data().status();
-        rq.end(status);
+        finish(rq, status);
     }
 
     fn timed_out(rq: Request<Self>) {
-        rq.end(Status::TIMEOUT);
+        finish(rq, Status::TIMEOUT);
     }
+}
+
+/// Ends a request, first giving back its host tag and re-running the
+/// queues that waited for one.
+fn finish(rq: Request<RNullOps>, status: Status) {
+    {
+        let dev = rq.queue_data();
+        if let Some(host) = &dev.host {
+            // Relaxed: written by `queue_rq` of this request, ordered before
+            // its completion by blk-mq.
+            let tag = rq.data().host_tag.swap(NO_TAG, Ordering::Relaxed);
+            if let Some(q) = host.queue(dev.index).filter(|_| tag != NO_TAG) {
+                let waiters = host.tags.put(q, tag, now_ns());
+                host.wake(waiters);
+            }
+        }
+    }
+    rq.end(status);
 }
 
 /// A registered device. Fields drop in order: sysfs files first, then the
@@ -144,7 +187,12 @@ pub(crate) struct Device {
 
 impl Device {
     /// Creates and registers `rnullb<index>` on `tagset`.
-    fn new(index: u32, config: &Config, tagset: Arc<TagSet<RNullOps>>) -> Result<Self> {
+    fn new(
+        index: u32,
+        config: &Config,
+        tagset: Arc<TagSet<RNullOps>>,
+        host: Option<Arc<Host>>,
+    ) -> Result<Self> {
         let store = if config.memory_backed {
             Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)
         } else {
@@ -155,6 +203,7 @@ impl Device {
                 index,
                 config: *config,
                 store,
+                host: host.clone(),
             },
             GFP_KERNEL,
         )?;
@@ -170,6 +219,7 @@ impl Device {
                 discard: config.memory_backed,
                 write_cache: config.memory_backed,
             },
+            host.map(|h| h.waker.clone()),
         )?;
         let attrs = DeviceAttrs::new(&disk, data)?;
         Ok(Self {
@@ -180,7 +230,7 @@ impl Device {
 }
 
 /// Creates every device of the configuration, sharing one tag set if asked.
-pub(crate) fn create_all(config: &Config) -> Result<KVec<Device>> {
+pub(crate) fn create_all(config: &Config, host: Option<&Arc<Host>>) -> Result<KVec<Device>> {
     let tagset_config = TagSetConfig {
         nr_hw_queues: config.submit_queues,
         queue_depth: config.hw_queue_depth,
@@ -199,7 +249,10 @@ pub(crate) fn create_all(config: &Config) -> Result<KVec<Device>> {
             Some(t) => t.clone(),
             None => new_tagset()?,
         };
-        devices.push(Device::new(index, config, tagset)?, GFP_KERNEL)?;
+        devices.push(
+            Device::new(index, config, tagset, host.cloned())?,
+            GFP_KERNEL,
+        )?;
     }
     Ok(devices)
 }

@@ -17,3 +17,5 @@ pub(crate) mod request;
 pub(crate) mod sysfs;
 pub(crate) mod tagset;
 pub(crate) mod time;
+pub(crate) mod timer;
+pub(crate) mod wake;

@@ -7,7 +7,7 @@
 //! its range. The only clamp is `submit_queues`, which (like null_blk) is
 //! lowered to the number of possible CPUs with a warning.
 
-use crate::kapi::param::{module_param, IntParam};
+use crate::kapi::param::{module_param, ChoiceParam, IntParam};
 
 module_param!(NR_DEVICES: IntParam = IntParam::new(1, 1, 64),
     "nr_devices", 0o444, "int", "Number of devices rnullb0..N-1 (1..=64, default 1)");
@@ -38,3 +38,14 @@ module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, 8, 65535),
 
 /// Names of the `irqmode` values, indexed by value.
 pub(crate) const IRQMODE_NAMES: [&str; 3] = ["none", "softirq", "timer"];
+module_param!(HOST_QUEUE_DEPTH: IntParam = IntParam::new(0, 0, 1024),
+    "host_queue_depth", 0o444, "int",
+    "Host-wide tag budget shared by all devices, 0 = off (0..=1024, default 0)");
+module_param!(TAG_POLICY: ChoiceParam = ChoiceParam::new(0, &POLICY_NAMES),
+    "tag_policy", 0o444, "charp", "Sharing policy of the host budget: fair, borrow, none, lend (default fair)");
+module_param!(BORROW_EXPIRY_US: IntParam = IntParam::new(0, 0, 10_000_000),
+    "borrow_expiry_us", 0o444, "int",
+    "borrow: keep fair share this long after the last failure, in us (0..=10000000, default 0)");
+
+/// Names of the `tag_policy` values, in `rtags::policy::Policy` spelling.
+pub(crate) const POLICY_NAMES: [&str; 4] = ["fair", "borrow", "none", "lend"];

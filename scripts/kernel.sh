@@ -7,7 +7,8 @@
 #
 # FLAVOUR=debug adds scripts/config/debug.config on top of the base fragment.
 # The key hashes every input of the build: the kernel source package version,
-# the toolchain versions, the config fragments and this script.
+# the toolchain versions, the config fragments and RECIPE (bump it when the
+# way the kernel is configured or built below changes).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +19,8 @@ flavour=${FLAVOUR:-base}
 fragments=("$here/config/base.config")
 [ "$flavour" = base ] || fragments+=("$here/config/$flavour.config")
 
+RECIPE=1
+
 key() {
 	{
 		echo "flavour=$flavour"
@@ -25,7 +28,8 @@ key() {
 		"$RUSTC" --version 2>/dev/null || echo norustc
 		"$BINDGEN" --version 2>/dev/null || echo nobindgen
 		clang --version 2>/dev/null | head -n1 || echo noclang
-		cat "${fragments[@]}" "$0"
+		echo "recipe=$RECIPE"
+		cat "${fragments[@]}"
 	} | sha256sum | cut -c1-16
 }
 
@@ -34,6 +38,10 @@ dir() { echo "$RNULL_CACHE/kernel-$flavour-$(key)"; }
 build() {
 	local out src log
 	out=$(dir)
+	mkdir -p "$RNULL_CACHE"
+	# One build per cache key at a time; a second caller waits, then reuses.
+	exec 9>"$out.lock"
+	flock 9
 	if [ -f "$out/.rnull-done" ]; then
 		echo "kernel: cached build $out"
 		return 0

@@ -6,6 +6,7 @@ use super::{
     fmt::BufWriter,
     lock_class::LockClass,
     tagset::{Operations, TagSet},
+    wake::QueueWaker,
 };
 use core::{ffi::c_void, fmt::Write, ptr::NonNull};
 use kernel::{
@@ -75,6 +76,7 @@ static DISK_LOCK_CLASS: LockClass = LockClass::new();
 pub(crate) struct Disk<T: Operations> {
     gendisk: NonNull<bindings::gendisk>,
     queue_data: *const c_void,
+    waker: Option<(Arc<QueueWaker>, usize)>,
     _tagset: Arc<TagSet<T>>,
 }
 
@@ -90,6 +92,7 @@ impl<T: Operations> Disk<T> {
         tagset: Arc<TagSet<T>>,
         queue: Arc<T::QueueData>,
         config: &DiskConfig,
+        waker: Option<Arc<QueueWaker>>,
     ) -> Result<Self> {
         // SAFETY: all-zero is a valid `queue_limits`: zero means "default" for
         // every field `blk_mq_alloc_disk` validates.
@@ -157,11 +160,18 @@ impl<T: Operations> Disk<T> {
             return Err(e);
         }
 
+        let index = config.index as usize;
+        if let Some(w) = &waker {
+            // SAFETY: the queue lives until `del_gendisk` in our drop, which
+            // unregisters it first.
+            unsafe { w.register(index, (*gendisk).queue) };
+        }
         // INVARIANT: the disk is added and carries `queue_data`.
         Ok(Self {
             // SAFETY: `from_err_ptr` succeeded, so the pointer is not null.
             gendisk: unsafe { NonNull::new_unchecked(gendisk) },
             queue_data,
+            waker: waker.map(|w| (w, index)),
             _tagset: tagset,
         })
     }
@@ -179,6 +189,7 @@ impl<T: Operations> Disk<T> {
 
     /// The kobjects of the hardware contexts (`/sys/block/rnullbN/mq/<n>`),
     /// passed to `f` with their index.
+    #[expect(dead_code, reason = "the time_slice_us attribute will use it")]
     pub(crate) fn for_each_hctx_kobject(
         &self,
         mut f: impl FnMut(u32, super::sysfs::KobjRef<'_>) -> Result,
@@ -192,17 +203,15 @@ impl<T: Operations> Disk<T> {
         for i in 0..nr {
             // SAFETY: `hctx_table` is an XArray of the queue's contexts,
             // indexed 0..nr_hw_queues, stable while the disk is registered.
-            let hctx = unsafe {
-                bindings::xa_load(core::ptr::addr_of_mut!((*q).hctx_table), i as usize)
-            }
-            .cast::<bindings::blk_mq_hw_ctx>();
+            let hctx =
+                unsafe { bindings::xa_load(core::ptr::addr_of_mut!((*q).hctx_table), i as usize) }
+                    .cast::<bindings::blk_mq_hw_ctx>();
             if hctx.is_null() {
                 continue;
             }
             // SAFETY: `hctx` is live while the disk is registered.
-            let kobj = unsafe {
-                super::sysfs::KobjRef::from_raw(core::ptr::addr_of_mut!((*hctx).kobj))
-            };
+            let kobj =
+                unsafe { super::sysfs::KobjRef::from_raw(core::ptr::addr_of_mut!((*hctx).kobj)) };
             f(i, kobj)?;
         }
         Ok(())
@@ -211,6 +220,10 @@ impl<T: Operations> Disk<T> {
 
 impl<T: Operations> Drop for Disk<T> {
     fn drop(&mut self) {
+        // Completions of other disks must not re-run this queue any more.
+        if let Some((waker, index)) = &self.waker {
+            waker.unregister(*index);
+        }
         // SAFETY: by the type invariant the disk is added; after
         // `del_gendisk` no request reaches the driver and `put_disk` drops our
         // reference; the queue data is then unused and released.

@@ -114,14 +114,18 @@ impl PageStore {
         }
         // SAFETY: plain page allocation; atomic because we hold a spinlock.
         let page = unsafe {
-            bindings::alloc_pages(bindings::GFP_ATOMIC | bindings::__GFP_ZERO | bindings::__GFP_NOWARN, 0)
+            bindings::alloc_pages(
+                bindings::GFP_ATOMIC | bindings::__GFP_ZERO | bindings::__GFP_NOWARN,
+                0,
+            )
         };
         if page.is_null() {
             return Err(ENOMEM);
         }
         // SAFETY: we hold `xa_lock`, which `__xa_store` requires; GFP_ATOMIC
         // keeps it from dropping the lock.
-        let old = unsafe { bindings::__xa_store(xa, index as usize, page.cast(), bindings::GFP_ATOMIC) };
+        let old =
+            unsafe { bindings::__xa_store(xa, index as usize, page.cast(), bindings::GFP_ATOMIC) };
         if is_xa_err(old) {
             // SAFETY: the page was not stored, so it is still ours.
             unsafe { bindings::__free_pages(page, 0) };
@@ -134,7 +138,11 @@ impl PageStore {
 
     /// Copies a read or write request's data from or to the store.
     pub(crate) fn transfer<T: Operations>(&self, rq: &Request<T>, write: bool) -> Result {
-        let dir = if write { Dir::ToDevice } else { Dir::FromDevice };
+        let dir = if write {
+            Dir::ToDevice
+        } else {
+            Dir::FromDevice
+        };
         let raw = rq.as_raw();
         let guard = self.lock();
         // SAFETY: `rq` is a started request we own, so its bio chain and
@@ -189,11 +197,15 @@ impl PageStore {
             // `store_off + chunk` stay within them.
             unsafe {
                 let page = bv.bv_page.add((u64::from(offset) / PAGE_SIZE) as usize);
-                let io = bindings::kmap_local_page(page).cast::<u8>().add(in_page as usize);
+                let io = bindings::kmap_local_page(page)
+                    .cast::<u8>()
+                    .add(in_page as usize);
                 if store.is_null() {
                     core::ptr::write_bytes(io, 0, chunk as usize);
                 } else {
-                    let mem = bindings::kmap_local_page(store).cast::<u8>().add(store_off as usize);
+                    let mem = bindings::kmap_local_page(store)
+                        .cast::<u8>()
+                        .add(store_off as usize);
                     match dir {
                         Dir::ToDevice => core::ptr::copy_nonoverlapping(io, mem, chunk as usize),
                         Dir::FromDevice => core::ptr::copy_nonoverlapping(mem, io, chunk as usize),
@@ -222,7 +234,8 @@ impl PageStore {
             let xa = self.xa.get();
             if chunk == PAGE_SIZE {
                 // SAFETY: we hold `xa_lock`; a removed page is ours to free.
-                let old = unsafe { bindings::__xa_erase(xa, index as usize) }.cast::<bindings::page>();
+                let old =
+                    unsafe { bindings::__xa_erase(xa, index as usize) }.cast::<bindings::page>();
                 if !old.is_null() {
                     // SAFETY: the page came from `alloc_pages` and left the array.
                     unsafe { bindings::__free_pages(old, 0) };

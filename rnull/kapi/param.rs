@@ -65,7 +65,6 @@ impl IntParam {
     pub(crate) fn get(&self) -> i64 {
         self.value.load(Ordering::Relaxed)
     }
-
 }
 
 impl ParamValue for IntParam {
@@ -80,7 +79,11 @@ impl ParamValue for IntParam {
                     "invalid value '{}' for parameter {}: must be {}an integer in {}..={}\n",
                     Bytes(input),
                     name,
-                    if self.power_of_two { "a power of two and " } else { "" },
+                    if self.power_of_two {
+                        "a power of two and "
+                    } else {
+                        ""
+                    },
                     self.min,
                     self.max
                 );
@@ -95,13 +98,11 @@ impl ParamValue for IntParam {
 }
 
 /// A parameter whose value is one name out of a fixed list.
-#[expect(dead_code, reason = "the tag policy parameter will use it")]
 pub(crate) struct ChoiceParam {
     index: AtomicI64,
     names: &'static [&'static str],
 }
 
-#[expect(dead_code, reason = "the tag policy parameter will use it")]
 impl ChoiceParam {
     /// `names[default]` is the default.
     pub(crate) const fn new(default: usize, names: &'static [&'static str]) -> Self {
@@ -138,7 +139,11 @@ impl ParamValue for ChoiceParam {
     }
 
     fn show(&self, out: &mut BufWriter<'_>) -> core::fmt::Result {
-        writeln!(out, "{}", self.names.get(self.get()).copied().unwrap_or("?"))
+        writeln!(
+            out,
+            "{}",
+            self.names.get(self.get()).copied().unwrap_or("?")
+        )
     }
 }
 
@@ -275,7 +280,9 @@ macro_rules! module_param {
             static DESC: ParamDesc = ParamDesc::new(
                 // SAFETY: the literal is NUL-terminated and has no interior NUL.
                 unsafe {
-                    ::kernel::str::CStr::from_bytes_with_nul_unchecked(concat!($name, "\0").as_bytes())
+                    ::kernel::str::CStr::from_bytes_with_nul_unchecked(
+                        concat!($name, "\0").as_bytes(),
+                    )
                 },
                 &$static,
             );
@@ -304,7 +311,10 @@ macro_rules! module_param {
 }
 pub(crate) use module_param;
 
-#[expect(improper_ctypes, reason = "only the address of the opaque struct is used")]
+#[expect(
+    improper_ctypes,
+    reason = "only the address of the opaque struct is used"
+)]
 extern "C" {
     /// The module's `struct module`, emitted by modpost into `rnull.mod.c`.
     pub(crate) static __this_module: kernel::types::Opaque<bindings::module>;

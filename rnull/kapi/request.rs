@@ -16,7 +16,11 @@
 
 use super::tagset::Operations;
 use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
-use kernel::{bindings, types::Opaque};
+use kernel::{
+    bindings,
+    sync::{Arc, ArcBorrow},
+    types::{ForeignOwnable, Opaque},
+};
 
 /// A block-layer completion status (`blk_status_t`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -33,8 +37,6 @@ impl Status {
     pub(crate) const RESOURCE: Status = Status(9);
     /// Generic I/O error (`BLK_STS_IOERR`).
     pub(crate) const IO_ERROR: Status = Status(10);
-    /// Out of a device resource; the driver re-runs the queue (`BLK_STS_DEV_RESOURCE`).
-    pub(crate) const DEV_RESOURCE: Status = Status(13);
 
     /// The raw value.
     pub(crate) fn raw(self) -> u8 {
@@ -73,10 +75,6 @@ pub(crate) struct Info {
     pub(crate) sector: u64,
     /// Length in bytes.
     pub(crate) bytes: u32,
-    /// Index of the hardware queue the request is on.
-    pub(crate) hw_queue: u32,
-    /// The blk-mq driver tag.
-    pub(crate) tag: i32,
 }
 
 /// Reads the fields of `rq`.
@@ -86,17 +84,8 @@ pub(crate) struct Info {
 /// `rq` must point to a request that blk-mq has handed to the driver and that
 /// has not been ended yet.
 unsafe fn info_of(rq: *mut bindings::request) -> Info {
-    // SAFETY: the caller guarantees `rq` is live; `mq_hctx` is set for every
-    // request blk-mq dispatches and lives as long as the queue.
-    let (flags, sector, bytes, tag, hw_queue) = unsafe {
-        (
-            (*rq).cmd_flags,
-            (*rq).__sector,
-            (*rq).__data_len,
-            (*rq).tag,
-            (*(*rq).mq_hctx).queue_num,
-        )
-    };
+    // SAFETY: the caller guarantees `rq` is live.
+    let (flags, sector, bytes) = unsafe { ((*rq).cmd_flags, (*rq).__sector, (*rq).__data_len) };
     let op = match flags & ((1u32 << bindings::REQ_OP_BITS) - 1) {
         bindings::req_op_REQ_OP_READ => Op::Read,
         bindings::req_op_REQ_OP_WRITE => Op::Write,
@@ -105,13 +94,7 @@ unsafe fn info_of(rq: *mut bindings::request) -> Info {
         bindings::req_op_REQ_OP_WRITE_ZEROES => Op::WriteZeroes,
         _ => Op::Other,
     };
-    Info {
-        op,
-        sector,
-        bytes,
-        hw_queue,
-        tag,
-    }
+    Info { op, sector, bytes }
 }
 
 /// The per-request area blk-mq allocates after each `struct request`.
@@ -209,6 +192,13 @@ impl<'a, T: Operations> Pending<'a, T> {
         unsafe { info_of(self.rq.as_ptr()) }
     }
 
+    /// The driver's per-request data.
+    pub(crate) fn data(&self) -> &T::RequestData {
+        // SAFETY: the PDU is initialised while blk-mq dispatches the request
+        // (type invariant of `Pdu`) and outlives this borrow.
+        unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data }
+    }
+
     /// Starts the request; the driver now owns it until it ends it.
     pub(crate) fn start(self) -> (Request<T>, Started) {
         // SAFETY: by the type invariant the request is being dispatched and
@@ -274,17 +264,19 @@ impl<T: Operations> Request<T> {
         ManuallyDrop::new(self).rq.as_ptr()
     }
 
-    /// The request's fields.
-    pub(crate) fn info(&self) -> Info {
-        // SAFETY: by the type invariant the request is live.
-        unsafe { info_of(self.rq.as_ptr()) }
-    }
-
     /// The driver's per-request data.
     pub(crate) fn data(&self) -> &T::RequestData {
         // SAFETY: the PDU is initialised while the request exists (type
         // invariant of `Pdu`), and it lives as long as `self` borrows it.
         unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data }
+    }
+
+    /// The data of the queue (disk) the request belongs to.
+    pub(crate) fn queue_data(&self) -> ArcBorrow<'_, T::QueueData> {
+        // SAFETY: the request is live, so its queue is, and the queue's
+        // `queuedata` holds an `Arc<T::QueueData>` (see `Disk`) released only
+        // after the queue is gone.
+        unsafe { <Arc<T::QueueData>>::borrow((*(*self.rq.as_ptr()).q).queuedata) }
     }
 
     /// Ends the request with `status`.

@@ -40,6 +40,17 @@ impl KobjRef<'_> {
     }
 }
 
+/// The module's own kobject, `/sys/module/rnull`.
+pub(crate) fn module_kobject() -> KobjRef<'static> {
+    // SAFETY: `__this_module` is live while the module is loaded, and code
+    // of this module only runs while it is loaded.
+    unsafe {
+        KobjRef::from_raw(core::ptr::addr_of_mut!(
+            (*super::param::__this_module.get()).mkobj.kobj
+        ))
+    }
+}
+
 /// A directory: a kobject of our own under a parent's kobject.
 ///
 /// # Invariants
@@ -145,17 +156,14 @@ impl<A: AttrOps> Attr<A> {
             }
         }
         // SAFETY: `dir` is live and `raw` fully initialised.
-        kernel::error::to_result(unsafe { bindings::sysfs_create_bin_file(dir.ptr.as_ptr(), raw) })?;
+        kernel::error::to_result(unsafe {
+            bindings::sysfs_create_bin_file(dir.ptr.as_ptr(), raw)
+        })?;
         // INVARIANT: registered above with `private` pointing at the entry.
         Ok(Self {
             entry,
             kobj: dir.ptr,
         })
-    }
-
-    /// The attribute's behaviour.
-    pub(crate) fn ops(&self) -> &A {
-        &self.entry.ops
     }
 }
 

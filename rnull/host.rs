@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The host-wide tag budget shared by every hardware queue of every device.
+//!
+//! `host_queue_depth` tags are shared by all devices; the sharing policy
+//! (rtags' `fair`, `borrow`, `none` or `lend`) decides how many one device
+//! may hold. The budget is separate from, and smaller than, blk-mq's own
+//! tags, so the policy is what binds. A request the policy refuses goes back
+//! to blk-mq with `BLK_STS_RESOURCE`; the completion that frees a tag
+//! re-runs the queues that were refused (rtags hands each waiting queue out
+//! once per waiting episode), and blk-mq's own 3 ms delayed re-run for
+//! `BLK_STS_RESOURCE` backs that up, so a wake-up cannot be lost.
+
+use crate::{
+    config::Config,
+    kapi::{time::now_ns, timer::Tick, wake::QueueWaker},
+    rtags::{host::HostTags, policy::Policy, queue::QueueTags},
+};
+use kernel::{prelude::*, sync::Arc};
+
+/// How often idle queues are retired and `lend` re-balances.
+pub(crate) const TICK_NS: u64 = 10_000_000;
+
+/// The shared budget and the queues that draw from it.
+pub(crate) struct Host {
+    /// Tags, policy and waiters.
+    pub(crate) tags: HostTags,
+    /// One accounting record per device, indexed by device number.
+    queues: KVec<QueueTags>,
+    /// Re-runs a device's queues when a tag it waits for comes back.
+    pub(crate) waker: Arc<QueueWaker>,
+}
+
+impl Host {
+    /// The budget for `config`, or `None` when `host_queue_depth` is 0.
+    pub(crate) fn new(config: &Config) -> Result<Option<Arc<Self>>> {
+        if config.host_queue_depth == 0 {
+            return Ok(None);
+        }
+        let tags = HostTags::new(config.host_queue_depth, config.tag_policy).map_err(|e| {
+            pr_err!(
+                "host_queue_depth={}: {}\n",
+                config.host_queue_depth,
+                e.as_str()
+            );
+            EINVAL
+        })?;
+        tags.set_borrow_expiry_ns(config.borrow_expiry_us.saturating_mul(1000));
+        let mut queues = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
+        for i in 0..config.nr_devices {
+            queues.push(QueueTags::new(i), GFP_KERNEL)?;
+        }
+        let waker = Arc::new(QueueWaker::new(queues.len())?, GFP_KERNEL)?;
+        Ok(Some(Arc::new(
+            Self {
+                tags,
+                queues,
+                waker,
+            },
+            GFP_KERNEL,
+        )?))
+    }
+
+    /// The accounting record of device `index`.
+    pub(crate) fn queue(&self, index: u32) -> Option<&QueueTags> {
+        self.queues.get(index as usize)
+    }
+
+    /// Re-runs every device whose waiter bit is in `mask` (bits are shared
+    /// modulo 64, so every device on a bit is re-run).
+    pub(crate) fn wake(&self, mask: u64) {
+        if mask == 0 {
+            return;
+        }
+        for (i, q) in self.queues.iter().enumerate() {
+            if q.waiter_bit() & mask != 0 {
+                self.waker.run(i);
+            }
+        }
+    }
+}
+
+/// The periodic maintenance: retire idle queues, re-balance `lend`.
+pub(crate) struct HostTick(pub(crate) Arc<Host>);
+
+impl Tick for HostTick {
+    fn tick(&self) {
+        self.0.tags.tick(&self.0.queues, now_ns());
+    }
+}
+
+/// Parses a policy name as written to sysfs or given as a parameter.
+pub(crate) fn policy_from_name(name: &[u8]) -> Option<Policy> {
+    Policy::from_name(name)
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/sys/module/rnull/host/`: tuning and counters of the host tag budget.
+//!
+//! | file | mode | meaning |
+//! |---|---|---|
+//! | `policy` | rw | `fair`, `borrow`, `none` or `lend`; reads show all, the active one in brackets |
+//! | `depth` | rw | the budget, 1..=1024, resizable while I/O runs |
+//! | `borrow_expiry_us` | rw | `borrow`: fair share lasts this long after the last failure (0..=10000000) |
+//! | `idle_ms` | rw | a queue without I/O for this long stops counting as active (1..=100000) |
+//! | `active_queues` | ro | queues counted by the fair share |
+//! | `waiting_queues` | ro | queues refused and not yet re-run |
+//! | `starved_queues` | ro | queues refused below their fair share, not yet drained |
+//! | `in_use` | ro | tags held |
+//!
+//! Writes are root-only (mode 0644); a bad value gives `-EINVAL` and
+//! changes nothing.
+
+use crate::{
+    host::{policy_from_name, Host},
+    kapi::{
+        fmt::{parse_i64, BufWriter},
+        sysfs::{module_kobject, Attr, AttrOps, Dir},
+    },
+    rtags::policy::Policy,
+};
+use core::fmt::Write;
+use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
+
+#[derive(Clone, Copy)]
+enum Field {
+    Policy,
+    Depth,
+    BorrowExpiryUs,
+    IdleMs,
+    ActiveQueues,
+    WaitingQueues,
+    StarvedQueues,
+    InUse,
+}
+
+const FIELDS: [(&CStr, Field, u16); 8] = [
+    (c_str!("policy"), Field::Policy, 0o644),
+    (c_str!("depth"), Field::Depth, 0o644),
+    (c_str!("borrow_expiry_us"), Field::BorrowExpiryUs, 0o644),
+    (c_str!("idle_ms"), Field::IdleMs, 0o644),
+    (c_str!("active_queues"), Field::ActiveQueues, 0o444),
+    (c_str!("waiting_queues"), Field::WaitingQueues, 0o444),
+    (c_str!("starved_queues"), Field::StarvedQueues, 0o444),
+    (c_str!("in_use"), Field::InUse, 0o444),
+];
+
+/// One file of the host directory.
+pub(crate) struct HostFile {
+    host: Arc<Host>,
+    field: Field,
+}
+
+/// Parses `input` as an integer in `min..=max`.
+fn parse_in(input: &[u8], min: i64, max: i64) -> Result<u64> {
+    match parse_i64(input) {
+        Some(v) if (min..=max).contains(&v) => u64::try_from(v).map_err(|_| EINVAL),
+        _ => Err(EINVAL),
+    }
+}
+
+impl AttrOps for HostFile {
+    fn show(&self, out: &mut BufWriter<'_>) -> Result {
+        let t = &self.host.tags;
+        let r = match self.field {
+            Field::Policy => {
+                let active = t.policy();
+                for (i, p) in Policy::ALL.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { " " };
+                    if *p == active {
+                        write!(out, "{sep}[{}]", p.name()).map_err(|_| EINVAL)?;
+                    } else {
+                        write!(out, "{sep}{}", p.name()).map_err(|_| EINVAL)?;
+                    }
+                }
+                writeln!(out)
+            }
+            Field::Depth => writeln!(out, "{}", t.depth()),
+            Field::BorrowExpiryUs => writeln!(out, "{}", t.borrow_expiry_ns() / 1000),
+            Field::IdleMs => writeln!(out, "{}", t.idle_ns() / 1_000_000),
+            Field::ActiveQueues => writeln!(out, "{}", t.active_queues()),
+            Field::WaitingQueues => writeln!(out, "{}", t.waiting_queues()),
+            Field::StarvedQueues => writeln!(out, "{}", t.starved_queues()),
+            Field::InUse => writeln!(out, "{}", t.in_use()),
+        };
+        r.map_err(|_| EINVAL)
+    }
+
+    fn store(&self, input: &[u8]) -> Result {
+        let t = &self.host.tags;
+        match self.field {
+            Field::Policy => t.set_policy(policy_from_name(input).ok_or(EINVAL)?),
+            Field::Depth => {
+                let depth = u32::try_from(parse_in(input, 1, 1024)?).map_err(|_| EINVAL)?;
+                t.set_depth(depth).map_err(|_| EINVAL)?;
+                // A larger budget may unblock waiting queues right away.
+                self.host.wake(u64::MAX);
+            }
+            Field::BorrowExpiryUs => t.set_borrow_expiry_ns(parse_in(input, 0, 10_000_000)? * 1000),
+            Field::IdleMs => t.set_idle_ns(parse_in(input, 1, 100_000)? * 1_000_000),
+            _ => return Err(EPERM),
+        }
+        Ok(())
+    }
+}
+
+/// The host directory and its files; files drop before the directory.
+pub(crate) struct HostAttrs {
+    _files: KVec<Attr<HostFile>>,
+    _dir: Dir,
+}
+
+impl HostAttrs {
+    /// Creates `/sys/module/rnull/host/*`.
+    pub(crate) fn new(host: &Arc<Host>) -> Result<Self> {
+        let dir = Dir::new(&module_kobject(), c_str!("host"))?;
+        let mut files = KVec::with_capacity(FIELDS.len(), GFP_KERNEL)?;
+        for (name, field, mode) in FIELDS {
+            let file = HostFile {
+                host: host.clone(),
+                field,
+            };
+            files.push(Attr::new(&dir.kobject(), name, mode, file)?, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            _files: files,
+            _dir: dir,
+        })
+    }
+}

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `rtags` library (`../rtags/src`), compiled into the module.
+//!
+//! The same files are a `no_std` crate tested in userspace with cargo and
+//! loom; here they are plain modules, which is why they only refer to each
+//! other through `super::`.
+
+#[path = "../rtags/src/bitmap.rs"]
+pub mod bitmap;
+#[path = "../rtags/src/host.rs"]
+pub mod host;
+#[path = "../rtags/src/policy.rs"]
+pub mod policy;
+#[path = "../rtags/src/queue.rs"]
+pub mod queue;
+#[path = "../rtags/src/slice.rs"]
+pub mod slice;
+#[path = "../rtags/src/sync.rs"]
+pub mod sync;
