@@ -63,7 +63,8 @@ test-rtags:
 	@$(SCRIPTS)/test-rtags.sh
 
 test-guest: initramfs
-	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name selftests --job "$(SCRIPTS)/jobs/selftests.sh"
+	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name selftests --job "$(SCRIPTS)/jobs/selftests.sh" \
+		--env "RNULL_TESTS=$(RNULL_TESTS)"
 
 # Userspace first: it is quick and needs no kernel.
 test: deps

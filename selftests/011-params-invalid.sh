@@ -14,7 +14,10 @@ memory_backed=2 memory_backed=yes
 shared_tags=2 shared_tags=-1
 blocking=2 blocking=on
 rotational=2 rotational=x
-max_sectors=7 max_sectors=65536"
+max_sectors=7 max_sectors=65536
+host_queue_depth=-1 host_queue_depth=1025
+tag_policy=bogus tag_policy= tag_policy=FAIR
+borrow_expiry_us=-1 borrow_expiry_us=10000001"
 
 tried=0
 for arg in $bad; do

@@ -1,0 +1,231 @@
+#!/usr/bin/python3
+"""Generate a synthetic rnull benchmark RESULTS tree (fake fio 3.33 JSON).
+
+Used by test_report.py, and handy for looking at the plots:
+
+    /usr/bin/python3 scripts/bench/report/fake_results.py /tmp/fake
+    /usr/bin/python3 scripts/bench/report/report.py /tmp/fake /tmp/fake-report
+
+A few cells have fixed per-round values (FIXED below) so the tests can check
+the computed statistics exactly; the rest follow plausible curves plus
+deterministic pseudo-random noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+
+ROUNDS = 3
+
+# (scenario, variant, driver, job) -> IOPS per round (cycled if rounds != 3)
+FIXED = {
+    ("peak", "qd32", "rnull", ""): [300000, 310000, 320000],
+    ("peak", "qd32", "null_blk", ""): [330000, 340000, 350000],
+    ("hotpath", "tags-off", "rnull", ""): [400000, 404000, 408000],
+    ("hotpath", "fair", "rnull", ""): [398000, 402000, 406000],     # within spread
+    ("hotpath", "borrow", "rnull", ""): [380000, 382000, 384000],   # outside spread
+    ("fairness", "fair", "rnull", "A"): [50000, 50000, 50000],
+    ("fairness", "borrow", "rnull", "A"): [95000, 100000, 105000],  # ratio 2.0
+    ("block035", "none", "rnull", "fast"): [20000, 21000, 22000],   # fast < slow
+    ("block035", "none", "rnull", "slow"): [30000, 30000, 30000],
+}
+# starvation ctx per job and read ios per job, for depth16 (2 jobs per file)
+STARVATION_CTX = (600, 400)
+STARVATION_IOS = (5000, 5000)     # -> ctx/IO = 1000 / 10000 = 0.1 for depth16
+# fairness: B mean total latency (ns) per policy; completion_us = 1000
+FAIRNESS_B_LAT = {"none": 5_000_000, "fair": 1_200_000, "borrow": 1_800_000,
+                  "lend": 1_500_000}
+COMPLETION_US = 1000
+
+META_SCENARIOS = {
+    "peak": {"title": "Peak IOPS: 4k randread, io_uring, irqmode 0"},
+    "qd_sweep": {"title": "Queue-depth sweep: 4k randread, 1 job"},
+    "shared_tags": {"title": "Shared tag set: 4 devices, one job each"},
+    "memory": {"title": "memory_backed=1: 4k sequential write then read"},
+    "starvation": {"title": "Tag starvation vs hw_queue_depth"},
+    "hotpath": {"title": "Hot path cost of the tag policy"},
+    "fairness": {"title": "Tag fairness (Yu Kuai): busy disk A vs light disk B",
+                 "completion_us": COMPLETION_US,
+                 "notes": "Shared tags, hw_queue_depth=32, B completes in 1 ms."},
+    "block035": {"title": "blktests block/035: fast vs slow device"},
+    "slices": {"title": "Time slices: IOPS vs numjobs"},
+    "policy_switch": {"title": "Live policy switch under load"},
+}
+
+
+def fio_job(name, read_iops=0.0, write_iops=0.0, p50=None, p99=None, p999=None,
+            lat_mean=None, ctx=0, read_ios=None, write_ios=None, runtime_s=10):
+    """Minimal fio 3.33 job entry with the keys report.py reads."""
+    def direction(iops, ios, active):
+        d = {"io_bytes": int(iops * runtime_s * 4096), "bw": int(iops * 4),
+             "iops": float(iops), "runtime": runtime_s * 1000,
+             "total_ios": int(ios if ios is not None else iops * runtime_s),
+             "short_ios": 0, "drop_ios": 0,
+             "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+             "clat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+             "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
+        if active:
+            d["clat_ns"]["percentile"] = {
+                "1.000000": int(p50 * 0.5), "50.000000": int(p50),
+                "99.000000": int(p99), "99.900000": int(p999),
+                "99.990000": int(p999 * 1.5)}
+            d["clat_ns"]["mean"] = float(p50)
+            d["lat_ns"]["mean"] = float(lat_mean if lat_mean is not None else p50 * 1.05)
+        return d
+
+    rd = read_iops > 0 or (write_iops == 0)
+    p50 = p50 if p50 is not None else 10000
+    p99 = p99 if p99 is not None else p50 * 3
+    p999 = p999 if p999 is not None else p50 * 6
+    return {"jobname": name, "groupid": 0, "error": 0, "eta": 0,
+            "elapsed": runtime_s + 1, "job options": {"name": name},
+            "read": direction(read_iops, read_ios, rd and read_iops > 0),
+            "write": direction(write_iops, write_ios, write_iops > 0),
+            "trim": direction(0, 0, False),
+            "usr_cpu": 10.0, "sys_cpu": 80.0, "ctx": int(ctx),
+            "majf": 0, "minf": 10}
+
+
+def fio_doc(jobs):
+    return {"fio version": "fio-3.33", "timestamp": 1700000000,
+            "timestamp_ms": 1700000000000, "time": "Tue Nov 14 22:13:20 2023",
+            "global options": {}, "jobs": jobs,
+            "disk_util": [{"name": "rnullb0", "util": 100.0}]}
+
+
+def write_json(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1)
+
+
+def generate(root, rounds=ROUNDS, seed=1):
+    """Write a full synthetic RESULTS tree under root; returns root."""
+    rng = random.Random(seed)
+    os.makedirs(root, exist_ok=True)
+
+    def noisy(v, rel=0.03):
+        return v * (1 + rng.gauss(0, rel))
+
+    def iops_for(key, r, default):
+        if key in FIXED:
+            vals = FIXED[key]
+            return vals[r % len(vals)]
+        return noisy(default)
+
+    def put(scen, var, drv, r, jobs):
+        write_json(os.path.join(root, scen, var, drv, f"r{r + 1}.json"), fio_doc(jobs))
+
+    drv_scale = {"rnull": 0.93, "null_blk": 1.0, "rnull_mod": 0.91}
+    for r in range(rounds):
+        # peak
+        for var, base in (("qd1", 140000), ("qd32", 340000)):
+            for drv, sc in drv_scale.items():
+                io = iops_for(("peak", var, drv, ""), r, base * sc)
+                put("peak", var, drv, r, [fio_job("peak", read_iops=io,
+                                                  p50=1e9 / io * (1 if var == "qd1" else 32))])
+        # qd sweep
+        for qd in (1, 2, 4, 8, 16, 32, 64):
+            for drv, sc in drv_scale.items():
+                io = noisy(sc * 400000 * qd / (qd + 2.5))
+                p50 = qd / io * 1e9
+                put("qd_sweep", f"qd{qd}", drv, r, [fio_job(
+                    "qd", read_iops=io, p50=noisy(p50), p99=noisy(p50 * 2.2 + 3000),
+                    p999=noisy(p50 * 4 + 9000))])
+        # shared tags
+        for var, base in (("per-device", 300000), ("shared", 240000)):
+            for drv in ("rnull", "null_blk"):
+                sc = drv_scale[drv] * (0.97 if (drv, var) == ("rnull", "shared") else 1)
+                put("shared_tags", var, drv, r, [fio_job("all", read_iops=noisy(base * sc))])
+        # memory
+        for var, base in (("write", 90000), ("read", 160000)):
+            for drv in ("rnull", "null_blk"):
+                io = noisy(base * drv_scale[drv])
+                kw = {"write_iops": io} if var == "write" else {"read_iops": io}
+                put("memory", var, drv, r, [fio_job("mem", **kw)])
+        # starvation: two job entries per file to exercise summing
+        for d in (16, 64, 256, 1024):
+            for drv in ("rnull", "null_blk"):
+                if d == 16 and drv == "rnull":
+                    ctx, ios = STARVATION_CTX, STARVATION_IOS
+                else:
+                    cpi = (0.9 if drv == "rnull" else 1.1) * 16 / d
+                    ios = (int(noisy(500000)), int(noisy(500000)))
+                    ctx = (int(ios[0] * cpi), int(ios[1] * cpi))
+                io = noisy(drv_scale[drv] * 250000 * (1 - 4 / d))
+                put("starvation", f"depth{d}", drv, r, [
+                    fio_job("s0", read_iops=io / 2, ctx=ctx[0], read_ios=ios[0]),
+                    fio_job("s1", read_iops=io / 2, ctx=ctx[1], read_ios=ios[1])])
+        # hotpath
+        for var in ("tags-off", "none", "fair", "borrow", "lend"):
+            io = iops_for(("hotpath", var, "rnull", ""), r, 396000)
+            put("hotpath", var, "rnull", r, [fio_job("hot", read_iops=io)])
+        # fairness: jobs A and B, no group_reporting
+        for pol in ("none", "fair", "borrow", "lend"):
+            a = iops_for(("fairness", pol, "rnull", "A"), r,
+                         {"none": 110000, "lend": 70000}.get(pol, 60000))
+            b_lat = noisy(FAIRNESS_B_LAT[pol], 0.02)
+            put("fairness", pol, "rnull", r, [
+                fio_job("A", read_iops=a, p50=300000),
+                fio_job("B", read_iops=noisy(1e9 / b_lat), p50=b_lat * 0.95,
+                        lat_mean=b_lat)])
+        # block035
+        for pol in ("none", "fair", "borrow", "lend"):
+            f = iops_for(("block035", pol, "rnull", "fast"), r, 80000)
+            s = iops_for(("block035", pol, "rnull", "slow"), r, 30000)
+            put("block035", pol, "rnull", r, [fio_job("fast", read_iops=f),
+                                               fio_job("slow", read_iops=s)])
+        # slices
+        for wl, base in (("seqread", 200000), ("seqwrite", 150000), ("randread", 180000)):
+            for ts in (0, 250, 1000):
+                for nj in (1, 2, 4, 8):
+                    io = noisy(base * min(nj, 2) / (1 + 0.08 * (nj - 1) * (ts / 1000 + 0.2)))
+                    kw = {"write_iops": io} if wl == "seqwrite" else {"read_iops": io}
+                    put("slices", f"{wl}-ts{ts}-j{nj}", "rnull", r, [fio_job("sl", **kw)])
+
+    # policy switch timeline (fio iops logs, 1 s averaging)
+    tdir = os.path.join(root, "policy_switch", "timeline", "rnull")
+    os.makedirs(tdir, exist_ok=True)
+    switches = [(0, "fair"), (20000, "borrow"), (40000, "lend"), (60000, "none")]
+    level = {"fair": (50000, 1000), "borrow": (100000, 900),
+             "lend": (70000, 950), "none": (110000, 400)}
+
+    def pol_at(t):
+        cur = switches[0][1]
+        for ts, p in switches:
+            if t >= ts:
+                cur = p
+        return cur
+
+    for idx, job in ((1, "A"), (2, "B")):
+        with open(os.path.join(tdir, f"{job}_iops.{idx}.log"), "w") as f:
+            for t in range(1000, 80001, 1000):
+                v = level[pol_at(t - 1)][0 if job == "A" else 1]
+                f.write(f"{t}, {int(noisy(v, 0.02))}, 0, 4096, 0, 0\n")
+    with open(os.path.join(tdir, "switches.txt"), "w") as f:
+        for t, p in switches:
+            f.write(f"{t} {p}\n")
+
+    write_json(os.path.join(root, "meta.json"), {
+        "date": "2025-01-01T12:00:00Z", "guest_cpus": 2, "guest_mem": "1G",
+        "rounds": rounds, "kernel": "6.12.117",
+        "command": "make bench ROUNDS=%d" % rounds, "wall_seconds": 1234,
+        "scenarios": META_SCENARIOS})
+    return root
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Write a synthetic rnull RESULTS tree.")
+    ap.add_argument("outdir")
+    ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    generate(a.outdir, a.rounds, a.seed)
+    print(a.outdir)
+
+
+if __name__ == "__main__":
+    main()
