@@ -6,7 +6,7 @@ use crate::{
     device::{DeviceData, RNullOps},
     kapi::{
         disk::Disk,
-        fmt::BufWriter,
+        fmt::{parse_i64, BufWriter},
         sysfs::{Attr, AttrOps, Dir},
         time::now_ns,
     },
@@ -115,9 +115,36 @@ impl AttrOps for ConfigFile {
     }
 }
 
-/// The `rnull/` directory of a disk and its files; drops files, then the
-/// directory.
+/// `/sys/block/rnullbN/mq/<n>/time_slice_us`: Andreas Herrmann's per
+/// hardware queue time slice, read-write while I/O runs.
+pub(crate) struct SliceFile {
+    dev: Arc<DeviceData>,
+    hctx: usize,
+}
+
+/// Largest accepted `time_slice_us` (100 ms).
+const MAX_TIME_SLICE_US: i64 = 100_000;
+
+impl AttrOps for SliceFile {
+    fn show(&self, out: &mut BufWriter<'_>) -> Result {
+        let ns = self.dev.time_slice_ns(self.hctx).ok_or(ENODEV)?;
+        writeln!(out, "{}", ns / 1000).map_err(|_| EINVAL)
+    }
+
+    fn store(&self, input: &[u8]) -> Result {
+        let us = match parse_i64(input) {
+            Some(v) if (0..=MAX_TIME_SLICE_US).contains(&v) => v as u64,
+            _ => return Err(EINVAL),
+        };
+        self.dev.set_time_slice_ns(self.hctx, us * 1000)
+    }
+}
+
+/// The `rnull/` directory of a disk and its files, and the `time_slice_us`
+/// files of its hardware queues. Files drop before their directories, and
+/// all of them before the disk.
 pub(crate) struct DeviceAttrs {
+    _slices: KVec<Attr<SliceFile>>,
     _files: KVec<Attr<ConfigFile>>,
     _dir: Dir,
 }
@@ -139,7 +166,20 @@ impl DeviceAttrs {
             };
             files.push(Attr::new(&dir.kobject(), name, 0o444, file)?, GFP_KERNEL)?;
         }
+        let mut slices = KVec::new();
+        disk.for_each_hctx_kobject(|hctx, kobj| {
+            let file = SliceFile {
+                dev: dev.clone(),
+                hctx: hctx as usize,
+            };
+            slices.push(
+                Attr::new(&kobj, c_str!("time_slice_us"), 0o644, file)?,
+                GFP_KERNEL,
+            )?;
+            Ok(())
+        })?;
         Ok(Self {
+            _slices: slices,
             _files: files,
             _dir: dir,
         })

@@ -2,7 +2,7 @@
 
 //! The configuration of one load, read once from the module parameters.
 
-use crate::{host::policy_from_name, params, rtags::policy::Policy};
+use crate::{disk_model::DiskModel, host::policy_from_name, params, rtags::policy::Policy};
 use kernel::{bindings, prelude::*};
 
 /// How requests complete.
@@ -34,6 +34,9 @@ pub(crate) struct Config {
     pub(crate) host_queue_depth: u32,
     pub(crate) tag_policy: Policy,
     pub(crate) borrow_expiry_us: u64,
+    /// The rotational model, when enabled.
+    pub(crate) model: Option<DiskModel>,
+    pub(crate) time_slice_us: u64,
 }
 
 /// Converts a parameter already range-checked at set time.
@@ -57,18 +60,35 @@ impl Config {
             pr_warn!("submit_queues={submit_queues} is more than the {cpus} possible CPUs, using {cpus}\n");
             submit_queues = cpus;
         }
+        let size_gb = u64::try_from(params::GB.get()).map_err(|_| EINVAL)?;
+        let model = if params::ROTATIONAL_MODEL.get() != 0 {
+            if submit_queues != 1 {
+                pr_warn!("rotational_model has one actuator: using submit_queues=1, not {submit_queues}\n");
+                submit_queues = 1;
+            }
+            let us = |p: &crate::kapi::param::IntParam| u64::try_from(p.get()).unwrap_or(0);
+            Some(DiskModel::new(
+                size_gb << 21,
+                us(&params::SEEK_MIN_US),
+                us(&params::SEEK_MAX_US),
+                us(&params::RPM),
+                us(&params::MEDIA_MBPS),
+            ))
+        } else {
+            None
+        };
         Ok(Self {
             nr_devices: param_u32(params::NR_DEVICES.get())?,
             submit_queues,
             hw_queue_depth: param_u32(params::HW_QUEUE_DEPTH.get())?,
             block_size: param_u32(params::BS.get())?,
-            size_gb: u64::try_from(params::GB.get()).map_err(|_| EINVAL)?,
+            size_gb,
             irqmode,
             completion_nsec: u64::try_from(params::COMPLETION_NSEC.get()).map_err(|_| EINVAL)?,
             memory_backed: params::MEMORY_BACKED.get() != 0,
             shared_tags: params::SHARED_TAGS.get() != 0,
             blocking: params::BLOCKING.get() != 0,
-            rotational: params::ROTATIONAL.get() != 0,
+            rotational: params::ROTATIONAL.get() != 0 || model.is_some(),
             max_sectors: param_u32(params::MAX_SECTORS.get())?,
             host_queue_depth: param_u32(params::HOST_QUEUE_DEPTH.get())?,
             tag_policy: params::POLICY_NAMES
@@ -76,6 +96,8 @@ impl Config {
                 .and_then(|n| policy_from_name(n.as_bytes()))
                 .ok_or(EINVAL)?,
             borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
+            model,
+            time_slice_us: u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?,
         })
     }
 

@@ -12,11 +12,13 @@ use crate::{
         request::{Op, Pending, Refused, Request, Started, Status},
         tagset::{Operations, TagSet, TagSetConfig},
         time::now_ns,
+        timer::Timer,
     },
+    spindle::Spindle,
 };
 use core::{
     pin::Pin,
-    sync::atomic::{AtomicU32, AtomicU8, Ordering},
+    sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering},
 };
 use kernel::{init::PinInit, prelude::*, sync::Arc};
 
@@ -33,6 +35,31 @@ pub(crate) struct DeviceData {
     pub(crate) store: Option<Pin<KBox<PageStore>>>,
     /// The host-wide tag budget, when `host_queue_depth` is set.
     pub(crate) host: Option<Arc<Host>>,
+    /// The rotational model's actuator, when enabled.
+    pub(crate) spindle: Option<Pin<KBox<Timer<Spindle>>>>,
+    /// `time_slice_us` of each hardware queue, in ns.
+    pub(crate) slices: KVec<AtomicU64>,
+}
+
+impl DeviceData {
+    /// Sets hardware queue `hctx`'s time slice.
+    pub(crate) fn set_time_slice_ns(&self, hctx: usize, ns: u64) -> Result {
+        let slot = self.slices.get(hctx).ok_or(EINVAL)?;
+        // Relaxed: a tunable, read back by sysfs and applied by the
+        // dispatcher at its next choice.
+        slot.store(ns, Ordering::Relaxed);
+        // The model's single hardware queue drives its dispatcher.
+        if let (0, Some(spindle)) = (hctx, &self.spindle) {
+            spindle.target().set_slice_ns(ns);
+        }
+        Ok(())
+    }
+
+    /// Hardware queue `hctx`'s time slice in ns.
+    pub(crate) fn time_slice_ns(&self, hctx: usize) -> Option<u64> {
+        // Relaxed: see `set_time_slice_ns`.
+        self.slices.get(hctx).map(|s| s.load(Ordering::Relaxed))
+    }
 }
 
 /// Per hardware queue state.
@@ -47,6 +74,8 @@ pub(crate) struct Command {
     status: AtomicU8,
     /// The host tag held, or [`NO_TAG`].
     host_tag: AtomicU32,
+    /// Arrival order at the rotational model's dispatcher.
+    seq: AtomicU64,
 }
 
 /// No host tag held.
@@ -59,8 +88,21 @@ impl Command {
         self.status.store(status.raw(), Ordering::Relaxed);
     }
 
-    fn status(&self) -> Status {
+    /// The status stored by `queue_rq`.
+    pub(crate) fn status(&self) -> Status {
         Status::from_raw(self.status.load(Ordering::Relaxed))
+    }
+
+    /// Records the arrival number (under the dispatcher's lock).
+    pub(crate) fn set_seq(&self, seq: u64) {
+        // Relaxed: only read under the same lock.
+        self.seq.store(seq, Ordering::Relaxed);
+    }
+
+    /// The arrival number.
+    pub(crate) fn seq(&self) -> u64 {
+        // Relaxed: see `set_seq`.
+        self.seq.load(Ordering::Relaxed)
     }
 }
 
@@ -99,6 +141,7 @@ impl Operations for RNullOps {
         Command {
             status: AtomicU8::new(Status::OK.raw()),
             host_tag: AtomicU32::new(NO_TAG),
+            seq: AtomicU64::new(0),
         }
     }
 
@@ -131,6 +174,11 @@ impl Operations for RNullOps {
         let info = rq.info();
         let (rq, started) = rq.start();
         let status = dev.execute(&rq, info.op, info.sector, info.bytes);
+        if let Some(spindle) = &dev.spindle {
+            rq.data().set_status(status);
+            Spindle::submit(spindle, rq, info.sw_queue);
+            return Ok(started);
+        }
         match dev.config.irqmode {
             IrqMode::None => finish(rq, status),
             IrqMode::Softirq => {
@@ -162,7 +210,7 @@ impl Operations for RNullOps {
 
 /// Ends a request, first giving back its host tag and re-running the
 /// queues that waited for one.
-fn finish(rq: Request<RNullOps>, status: Status) {
+pub(crate) fn finish(rq: Request<RNullOps>, status: Status) {
     {
         let dev = rq.queue_data();
         if let Some(host) = &dev.host {
@@ -198,12 +246,26 @@ impl Device {
         } else {
             None
         };
+        let slice_ns = config.time_slice_us * 1000;
+        let spindle = match config.model {
+            Some(model) => Some(KBox::pin_init(
+                Timer::new(Spindle::new(model, slice_ns)),
+                GFP_KERNEL,
+            )?),
+            None => None,
+        };
+        let mut slices = KVec::with_capacity(config.submit_queues as usize, GFP_KERNEL)?;
+        for _ in 0..config.submit_queues {
+            slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
+        }
         let data = Arc::new(
             DeviceData {
                 index,
                 config: *config,
                 store,
                 host: host.clone(),
+                spindle,
+                slices,
             },
             GFP_KERNEL,
         )?;

@@ -13,7 +13,11 @@
 
 use crate::{
     config::Config,
-    kapi::{time::now_ns, timer::Tick, wake::QueueWaker},
+    kapi::{
+        time::now_ns,
+        timer::{Fire, Timer},
+        wake::QueueWaker,
+    },
     rtags::{host::HostTags, policy::Policy, queue::QueueTags},
 };
 use kernel::{prelude::*, sync::Arc};
@@ -83,9 +87,12 @@ impl Host {
 /// The periodic maintenance: retire idle queues, re-balance `lend`.
 pub(crate) struct HostTick(pub(crate) Arc<Host>);
 
-impl Tick for HostTick {
-    fn tick(&self) {
-        self.0.tags.tick(&self.0.queues, now_ns());
+impl Fire for HostTick {
+    fn fire(timer: &Timer<Self>) {
+        let host = &timer.target().0;
+        let now = now_ns();
+        host.tags.tick(&host.queues, now);
+        timer.arm_at(now + TICK_NS);
     }
 }
 

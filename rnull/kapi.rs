@@ -10,10 +10,12 @@
 
 pub(crate) mod disk;
 pub(crate) mod fmt;
+pub(crate) mod irq_lock;
 pub(crate) mod lock_class;
 pub(crate) mod pages;
 pub(crate) mod param;
 pub(crate) mod request;
+pub(crate) mod rq_fifo;
 pub(crate) mod sysfs;
 pub(crate) mod tagset;
 pub(crate) mod time;

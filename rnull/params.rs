@@ -49,3 +49,17 @@ module_param!(BORROW_EXPIRY_US: IntParam = IntParam::new(0, 0, 10_000_000),
 
 /// Names of the `tag_policy` values, in `rtags::policy::Policy` spelling.
 pub(crate) const POLICY_NAMES: [&str; 4] = ["fair", "borrow", "none", "lend"];
+module_param!(ROTATIONAL_MODEL: IntParam = IntParam::new(0, 0, 1),
+    "rotational_model", 0o444, "int",
+    "Model a single-actuator rotational disk (implies rotational=1, submit_queues=1; 0 or 1, default 0)");
+module_param!(SEEK_MIN_US: IntParam = IntParam::new(500, 0, 100_000),
+    "seek_min_us", 0o444, "int", "Model: track-to-track seek in us (0..=100000, default 500)");
+module_param!(SEEK_MAX_US: IntParam = IntParam::new(12_000, 0, 1_000_000),
+    "seek_max_us", 0o444, "int", "Model: full-stroke seek in us (0..=1000000, default 12000)");
+module_param!(RPM: IntParam = IntParam::new(7200, 0, 20_000),
+    "rpm", 0o444, "int", "Model: spindle speed, 0 = no rotational latency (0..=20000, default 7200)");
+module_param!(MEDIA_MBPS: IntParam = IntParam::new(150, 1, 100_000),
+    "media_mbps", 0o444, "int", "Model: media transfer rate in MB/s (1..=100000, default 150)");
+module_param!(TIME_SLICE_US: IntParam = IntParam::new(0, 0, 100_000),
+    "time_slice_us", 0o444, "int",
+    "Initial time_slice_us of every hardware queue (0..=100000, default 0 = arrival order)");

@@ -11,11 +11,13 @@ use kernel::prelude::*;
 mod attrs;
 mod config;
 mod device;
+mod disk_model;
 mod host;
 mod host_attrs;
 mod kapi;
 mod params;
 pub mod rtags;
+mod spindle;
 
 module! {
     type: RNull,
@@ -29,7 +31,7 @@ module! {
 /// periodic tick go before the devices, the devices before the budget.
 struct RNull {
     _host_attrs: Option<host_attrs::HostAttrs>,
-    _tick: Option<Pin<KBox<kapi::timer::Periodic<host::HostTick>>>>,
+    _tick: Option<Pin<KBox<kapi::timer::Timer<host::HostTick>>>>,
     _devices: KVec<device::Device>,
 }
 
@@ -41,10 +43,10 @@ impl kernel::Module for RNull {
         let (tick, host_attrs) = match &host {
             Some(h) => {
                 let tick = KBox::pin_init(
-                    kapi::timer::Periodic::new(host::TICK_NS, host::HostTick(h.clone())),
+                    kapi::timer::Timer::new(host::HostTick(h.clone())),
                     GFP_KERNEL,
                 )?;
-                tick.as_ref().start();
+                tick.arm_at(kapi::time::now_ns() + host::TICK_NS);
                 (Some(tick), Some(host_attrs::HostAttrs::new(h)?))
             }
             None => (None, None),

@@ -59,9 +59,17 @@ dev_attr() { cat "/sys/block/rnullb$1/rnull/$2"; }
 kmsg_mark() { dmesg | wc -l >/tmp/.kmsg_mark; }
 kmsg_since() { dmesg | tail -n "+$(($(cat /tmp/.kmsg_mark) + 1))"; }
 
-# fio_terse ARGS...: run fio with terse output (version 3) on stdout.
+# fio_terse ARGS...: run fio, print only its terse (version 3) result lines
+# (fio prints warnings on stdout too); on failure print everything.
 fio_terse() {
-	fio --output-format=terse --terse-version=3 "$@"
+	_out=$(mktemp)
+	if ! fio --output-format=terse --terse-version=3 "$@" >"$_out" 2>&1; then
+		cat "$_out"
+		rm -f "$_out"
+		return 1
+	fi
+	grep '^3;' "$_out"
+	rm -f "$_out"
 }
 
 # terse_field N: field N (1-based, ';'-separated) of a terse line on stdin.

@@ -189,7 +189,6 @@ impl<T: Operations> Disk<T> {
 
     /// The kobjects of the hardware contexts (`/sys/block/rnullbN/mq/<n>`),
     /// passed to `f` with their index.
-    #[expect(dead_code, reason = "the time_slice_us attribute will use it")]
     pub(crate) fn for_each_hctx_kobject(
         &self,
         mut f: impl FnMut(u32, super::sysfs::KobjRef<'_>) -> Result,

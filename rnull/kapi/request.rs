@@ -75,6 +75,9 @@ pub(crate) struct Info {
     pub(crate) sector: u64,
     /// Length in bytes.
     pub(crate) bytes: u32,
+    /// Identity of the software queue (submitting CPU's `blk_mq_ctx`) the
+    /// request came from; only compared, never dereferenced.
+    pub(crate) sw_queue: usize,
 }
 
 /// Reads the fields of `rq`.
@@ -85,7 +88,14 @@ pub(crate) struct Info {
 /// has not been ended yet.
 unsafe fn info_of(rq: *mut bindings::request) -> Info {
     // SAFETY: the caller guarantees `rq` is live.
-    let (flags, sector, bytes) = unsafe { ((*rq).cmd_flags, (*rq).__sector, (*rq).__data_len) };
+    let (flags, sector, bytes, sw_queue) = unsafe {
+        (
+            (*rq).cmd_flags,
+            (*rq).__sector,
+            (*rq).__data_len,
+            (*rq).mq_ctx as usize,
+        )
+    };
     let op = match flags & ((1u32 << bindings::REQ_OP_BITS) - 1) {
         bindings::req_op_REQ_OP_READ => Op::Read,
         bindings::req_op_REQ_OP_WRITE => Op::Write,
@@ -94,7 +104,12 @@ unsafe fn info_of(rq: *mut bindings::request) -> Info {
         bindings::req_op_REQ_OP_WRITE_ZEROES => Op::WriteZeroes,
         _ => Op::Other,
     };
-    Info { op, sector, bytes }
+    Info {
+        op,
+        sector,
+        bytes,
+        sw_queue,
+    }
 }
 
 /// The per-request area blk-mq allocates after each `struct request`.
@@ -107,6 +122,9 @@ unsafe fn info_of(rq: *mut bindings::request) -> Info {
 #[repr(C)]
 pub(crate) struct Pdu<T: Operations> {
     timer: Opaque<bindings::hrtimer>,
+    /// Next request in an [`super::rq_fifo::RqFifo`]; only touched by the
+    /// request's owner.
+    link: core::cell::Cell<*mut bindings::request>,
     data: T::RequestData,
 }
 
@@ -127,6 +145,8 @@ impl<T: Operations> Pdu<T> {
                 bindings::hrtimer_mode_HRTIMER_MODE_REL,
             );
             (*timer).function = Some(timer_callback::<T>);
+            core::ptr::addr_of_mut!((*pdu).link)
+                .write(core::cell::Cell::new(core::ptr::null_mut()));
             core::ptr::addr_of_mut!((*pdu).data).write(T::new_request_data());
         }
         // INVARIANT: both fields are initialised above.
@@ -141,6 +161,37 @@ impl<T: Operations> Pdu<T> {
     pub(crate) unsafe fn drop_in_place(pdu: *mut Self) {
         // SAFETY: `data` is initialised per the type invariant and not used again.
         unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*pdu).data)) };
+    }
+
+    /// The driver data of `rq`.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be a live request of a `TagSet<T>`; the borrow must end
+    /// before the request is freed.
+    pub(crate) unsafe fn data_of<'a>(rq: *mut bindings::request) -> &'a T::RequestData {
+        // SAFETY: the PDU is initialised while the request exists.
+        unsafe { &(*Self::of(rq)).data }
+    }
+
+    /// The FIFO link of `rq`.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be a live request of a `TagSet<T>` owned by the caller.
+    pub(crate) unsafe fn link(rq: *mut bindings::request) -> *mut bindings::request {
+        // SAFETY: the PDU is initialised; the owner is the only user of `link`.
+        unsafe { (*Self::of(rq)).link.get() }
+    }
+
+    /// Sets the FIFO link of `rq`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Pdu::link`].
+    pub(crate) unsafe fn set_link(rq: *mut bindings::request, next: *mut bindings::request) {
+        // SAFETY: as for `link`.
+        unsafe { (*Self::of(rq)).link.set(next) }
     }
 
     /// The PDU of `rq`.
@@ -260,8 +311,14 @@ impl<T: Operations> Request<T> {
     }
 
     /// Gives up ownership without ending the request.
-    fn into_raw(self) -> *mut bindings::request {
+    pub(crate) fn into_raw(self) -> *mut bindings::request {
         ManuallyDrop::new(self).rq.as_ptr()
+    }
+
+    /// The request's fields.
+    pub(crate) fn info(&self) -> Info {
+        // SAFETY: by the type invariant the request is live.
+        unsafe { info_of(self.rq.as_ptr()) }
     }
 
     /// The driver's per-request data.

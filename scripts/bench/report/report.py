@@ -35,6 +35,8 @@ SCENARIO_ORDER = [
 ]
 DRIVER_ORDER = ["rnull", "null_blk", "rnull_mod"]
 POLICY_ORDER = ["none", "fair", "borrow", "lend"]
+SLICE_WORKLOADS = ["seqread", "seqwrite", "randread"]
+SLICE_RE = re.compile(r"^(?P<wl>.+?)-ts(?P<ts>\d+)-j(?P<nj>\d+)$")
 VARIANT_ORDER = {
     "peak": ["qd1", "qd32"],
     "shared_tags": ["per-device", "shared"],
@@ -86,6 +88,21 @@ def warn(msg: str) -> None:
 
 def natural_key(s: str):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(s))]
+
+
+def slices_key(v: str):
+    m = SLICE_RE.match(v)
+    if not m:
+        return (1, natural_key(v))
+    wl = m["wl"]
+    wi = SLICE_WORKLOADS.index(wl) if wl in SLICE_WORKLOADS else len(SLICE_WORKLOADS)
+    return (0, wi, wl, int(m["ts"]), int(m["nj"]))
+
+
+def variant_order(scen: str, variants):
+    if scen == "slices":
+        return sorted(variants, key=slices_key)
+    return ordered(variants, VARIANT_ORDER.get(scen, ()))
 
 
 def ordered(items, preferred=()):
@@ -145,7 +162,6 @@ def variant_number(v: str):
     return int(m.group(1)) if m else None
 
 
-SLICE_RE = re.compile(r"^(?P<wl>.+?)-ts(?P<ts>\d+)-j(?P<nj>\d+)$")
 
 
 # --------------------------------------------------------------------------
@@ -306,7 +322,7 @@ def summarize(data: Data) -> list[dict]:
     rows = []
     index = {}
     for scen in ordered(data, SCENARIO_ORDER):
-        for var in ordered(data[scen], VARIANT_ORDER.get(scen, ())):
+        for var in variant_order(scen, data[scen]):
             for drv in ordered(data[scen][var], DRIVER_ORDER):
                 for job in ordered(data[scen][var][drv], JOB_ORDER.get(scen, ())):
                     ss = data[scen][var][drv][job]
@@ -461,19 +477,24 @@ def timeline_segments(tl: Timeline) -> list[dict]:
         return []
     t_end = max(t[-1] for t, _ in tl.series.values())
     t_beg = min(t[0] for t, _ in tl.series.values())
+    # A fio log sample stamped t averages the window ending at t, so a
+    # segment [a, b) owns the samples with a < t <= b.
     bounds = []
     sw = tl.switches
-    if not sw or sw[0][0] > t_beg:
-        bounds.append((t_beg, sw[0][0] if sw else t_end + 1, "(start)"))
+    if not sw or sw[0][0] >= t_beg:
+        bounds.append((-math.inf, sw[0][0] if sw else t_end, "(start)"))
     for i, (t, pol) in enumerate(sw):
-        nxt = sw[i + 1][0] if i + 1 < len(sw) else t_end + 1
+        nxt = sw[i + 1][0] if i + 1 < len(sw) else t_end
         bounds.append((t, nxt, pol))
     segs = []
     for a, b, pol in bounds:
-        seg = {"policy": pol, "start_ms": a, "end_ms": min(b, t_end), "jobs": {}}
+        seg = {"policy": pol, "start_ms": max(a, 0.0) if a == -math.inf else a,
+               "end_ms": b, "jobs": {}}
         for job, (ts, vs) in tl.series.items():
-            sel = [v for t, v in zip(ts, vs) if a <= t < b]
+            sel = [v for t, v in zip(ts, vs) if a < t <= b]
             seg["jobs"][job] = statistics.fmean(sel) if sel else None
+        if pol == "(start)" and not any(v is not None for v in seg["jobs"].values()):
+            continue  # nothing logged before the first switch
         segs.append(seg)
     return segs
 
@@ -650,7 +671,9 @@ def _kfmt(ax, axis="y"):
 
 def plot_grouped_bars(plt, rows, scen, outdir, title, group_key="variant",
                       series_key="driver", groups_order=(), series_order=DRIVER_ORDER,
-                      ylabel="IOPS", annotate_ratio=True, fname=None):
+                      ylabel="IOPS", annotate_ratio=True, fname=None, notes=None):
+    """Bars per group (x) and series (colour); notes: {group: (text, colour)}
+    drawn above the group."""
     rs = [r for r in rows if r["scenario"] == scen]
     if not rs:
         return None
@@ -680,14 +703,22 @@ def plot_grouped_bars(plt, rows, scen, outdir, title, group_key="variant",
                                 b.get_height() + (r["iops_stdev"] or 0)),
                                 ha="center", va="bottom", fontsize=8,
                                 xytext=(0, 2), textcoords="offset points")
+    for gi, g in enumerate(groups):
+        if notes and g in notes:
+            text, color = notes[g]
+            ax.text(gi, ymax * 1.1, text, ha="center", va="bottom", fontsize=9,
+                    color=color, fontweight="bold")
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
     ax.set_ylabel(ylabel)
-    ax.set_ylim(0, ymax * 1.15 if ymax else 1)
+    ax.set_ylim(0, ymax * 1.3 if ymax else 1)
     _kfmt(ax)
     ax.set_title(title, fontsize=11)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=9, loc="best")
+    has_r = annotate_ratio and any(r["ratio"] not in (None, 1.0) for r in rs)
+    ref = next((r["ref"] for r in rs if r["ref"]), REF_DRIVER)
+    ax.legend(fontsize=9, loc="upper left", ncol=max(1, len(series)),
+              title=f"×N = ratio to {ref}" if has_r else None, title_fontsize=8)
     return _save(plt, fig, outdir, fname or f"{scen}.png")
 
 
@@ -886,42 +917,48 @@ def plot_fairness(plt, rows, outdir, title, meta):
 
 
 def plot_hotpath(plt, rows, outdir, title):
+    """Mean ± sd per variant as points on a zoomed axis (bars from 0 would
+    hide differences of a few percent), with the tags-off band."""
     rs = [r for r in rows if r["scenario"] == "hotpath"]
     if not rs:
         return None
     drivers = ordered({r["driver"] for r in rs}, DRIVER_ORDER)
     variants = ordered({r["variant"] for r in rs}, VARIANT_ORDER["hotpath"])
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.3 * len(variants) * len(drivers) + 2), 4.6))
-    width = 0.8 / len(drivers)
-    ymax = 0
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.3 * len(variants) + 2.5), 4.6))
+    off = 0.12
+    lo_all, hi_all = [], []
     for di, drv in enumerate(drivers):
+        c = _color(drv, di)
         ref = find_row(rows, "hotpath", HOTPATH_REF_VARIANT, drv)
         if ref:
             lo, hi = ref["iops_mean"] - ref["iops_stdev"], ref["iops_mean"] + ref["iops_stdev"]
-            ax.axhspan(lo, hi, color=_color(drv, di), alpha=0.12)
-            ax.axhline(ref["iops_mean"], color=_color(drv, di), ls="--", lw=1,
+            ax.axhspan(lo, hi, color=c, alpha=0.12)
+            ax.axhline(ref["iops_mean"], color=c, ls="--", lw=1,
                        label=f"{drv} {HOTPATH_REF_VARIANT} mean ± sd")
-        for vi, var in enumerate(variants):
-            r = find_row(rows, "hotpath", var, drv)
-            if not r:
-                continue
-            x = vi - 0.4 + width * (di + 0.5)
-            ax.bar(x, r["iops_mean"], width * 0.9, yerr=r["iops_stdev"], capsize=4,
-                   color=_color(drv, di), edgecolor="black", linewidth=0.5,
-                   label=drv if vi == 0 else None)
-            ymax = max(ymax, r["iops_mean"] + r["iops_stdev"])
-            if r["ratio"] is not None and var != HOTPATH_REF_VARIANT:
-                ax.annotate(f"×{r['ratio']:.3f}\n±{r['ratio_spread']:.3f}",
-                            (x, r["iops_mean"] + r["iops_stdev"]), xytext=(0, 2),
+        pts = [(vi, find_row(rows, "hotpath", var, drv)) for vi, var in enumerate(variants)]
+        pts = [(vi, r) for vi, r in pts if r]
+        xs = [vi + (di - (len(drivers) - 1) / 2) * off for vi, _ in pts]
+        ax.errorbar(xs, [r["iops_mean"] for _, r in pts], yerr=[r["iops_stdev"] for _, r in pts],
+                    fmt="o", ms=7, capsize=5, color=c, label=drv)
+        for x, (_, r) in zip(xs, pts):
+            lo_all.append(r["iops_mean"] - r["iops_stdev"])
+            hi_all.append(r["iops_mean"] + r["iops_stdev"])
+            if r["ratio"] is not None and r["variant"] != HOTPATH_REF_VARIANT:
+                ax.annotate(f"×{r['ratio']:.3f}±{r['ratio_spread']:.3f}",
+                            (x, r["iops_mean"] + r["iops_stdev"]), xytext=(0, 4),
                             textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    lo, hi = min(lo_all), max(hi_all)
+    pad = max((hi - lo) * 0.25, hi * 0.005)
+    ax.set_ylim(lo - pad, hi + pad * 1.6)
+    ax.set_xlim(-0.6, len(variants) - 0.4)
     ax.set_xticks(range(len(variants)))
     ax.set_xticklabels(variants)
-    ax.set_ylabel("IOPS")
-    ax.set_ylim(0, ymax * 1.2 if ymax else 1)
+    ax.set_xlabel("tag policy")
+    ax.set_ylabel("IOPS (zoomed axis)")
     _kfmt(ax)
     ax.set_title(title, fontsize=11)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="lower left")
     return _save(plt, fig, outdir, "hotpath.png")
 
 
@@ -938,8 +975,8 @@ def plot_slices(plt, rows, outdir, title):
     if not parsed:
         return None
     keys = sorted(parsed, key=lambda k: (DRIVER_ORDER.index(k[0]) if k[0] in DRIVER_ORDER else 9,
-                                         ["seqread", "seqwrite", "randread"].index(k[1])
-                                         if k[1] in ("seqread", "seqwrite", "randread") else 9, k[1]))
+                                         SLICE_WORKLOADS.index(k[1])
+                                         if k[1] in SLICE_WORKLOADS else 9, k[1]))
     fig, axes = plt.subplots(1, len(keys), figsize=(4.6 * len(keys) + 0.5, 4.4), squeeze=False)
     all_ts = sorted({ts for v in parsed.values() for ts in v})
     cmap = plt.get_cmap("viridis")
@@ -965,30 +1002,38 @@ def plot_slices(plt, rows, outdir, title):
 
 
 def plot_policy_switch(plt, tls, outdir, title):
-    tls = [t for t in tls if t.series]
-    if not tls:
+    """One panel per (timeline, job), stacked with a shared time axis, so a
+    light job is not flattened by a busy one."""
+    panels = [(tl, job) for tl in tls for job in tl.series]
+    if not panels:
         return None
-    fig, axes = plt.subplots(len(tls), 1, figsize=(11, 4.4 * len(tls)), squeeze=False)
-    for ax, tl in zip(axes[:, 0], tls):
-        for ji, (job, (ts, vs)) in enumerate(tl.series.items()):
-            ax.plot([t / 1000 for t in ts], vs, label=job, lw=1.4,
-                    color=("#4c72b0", "#dd8452")[ji] if ji < 2 else EXTRA_COLORS[ji % 7])
-        ymax = max(max(v) for _, v in tl.series.values()) or 1
-        ax.set_ylim(0, ymax * 1.18)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 1.2 + 2.6 * len(panels)),
+                             squeeze=False, sharex=True)
+    for pi, (ax, (tl, job)) in enumerate(zip(axes[:, 0], panels)):
+        ts, vs = tl.series[job]
+        ji = list(tl.series).index(job)
+        ax.plot([t / 1000 for t in ts], vs, lw=1.4, marker=".", ms=3,
+                color=("#4c72b0", "#dd8452")[ji] if ji < 2 else EXTRA_COLORS[ji % len(EXTRA_COLORS)])
+        ymax = max(vs) or 1
+        ax.set_ylim(0, ymax * 1.25)
         for t, pol in tl.switches:
             ax.axvline(t / 1000, color="black", ls="--", lw=1, alpha=0.7)
-            ax.text(t / 1000, ymax * 1.16, f" {pol}", rotation=0, va="top", ha="left",
-                    fontsize=9, bbox=dict(boxstyle="round,pad=0.2", fc="white", alpha=0.8))
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("IOPS")
+            if pi == 0 or panels[pi - 1][0] is not tl:
+                ax.text(t / 1000, ymax * 1.22, f" {pol}", va="top", ha="left", fontsize=9,
+                        bbox=dict(boxstyle="round,pad=0.2", fc="white", alpha=0.85))
+        lab = {"A": "A (busy)", "B": "B (light)"}.get(job, job)
+        ax.set_ylabel(f"{lab}\nIOPS")
         _kfmt(ax)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=9, loc="lower right")
-        ax.set_title(f"{title} [{tl.driver}, {tl.variant}]", fontsize=11)
+        if len(tls) > 1:
+            ax.set_title(f"{tl.driver}/{tl.variant}: job {job}", fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(title, fontsize=11)
     return _save(plt, fig, outdir, "policy_switch.png")
 
 
-def make_plots(rows, tls, meta, outdir) -> dict[str, list[str]]:
+def make_plots(rows, tls, meta, outdir, verd=None) -> dict[str, list[str]]:
+    verd = verd or {}
     plt = _plt()
     if plt is None:
         return {}
@@ -1016,9 +1061,12 @@ def make_plots(rows, tls, meta, outdir) -> dict[str, list[str]]:
         elif scen == "fairness":
             add(scen, lambda: plot_fairness(plt, rows, outdir, t, meta))
         elif scen == "block035":
+            notes = {v["policy"]: ("fast ≥ slow ✓", "#2a7d2a") if v["pass"] else
+                     ("fast < slow ✗", "#b00000")
+                     for v in verd.get("block035", []) if v["driver"] == "rnull"}
             add(scen, lambda: plot_grouped_bars(
                 plt, rows, scen, outdir, t, series_key="job", groups_order=POLICY_ORDER,
-                series_order=["fast", "slow"], annotate_ratio=False))
+                series_order=["fast", "slow"], annotate_ratio=False, notes=notes))
         elif scen == "hotpath":
             add(scen, lambda: plot_hotpath(plt, rows, outdir, t))
         elif scen == "slices":
@@ -1123,6 +1171,13 @@ def write_md(rows, verd, tls, meta, plots, path):
         "(clat) averaged over rounds.",
         "",
     ]
+    allv = [(scen, v) for scen in ordered(verd, SCENARIO_ORDER) for v in verd[scen]
+            if "pass" in v]
+    if allv:
+        n_ok = sum(1 for _, v in allv if v["pass"])
+        L += [f"**Verdict summary:** {n_ok}/{len(allv)} checks pass.", ""]
+        L += [f"- `{scen}` {v['text']}" for scen, v in allv if not v["pass"]]
+        L += [""]
     by_scen = {}
     for r in rows:
         by_scen.setdefault(r["scenario"], []).append(r)
@@ -1174,7 +1229,7 @@ def generate(results: str, outdir: str, plots: bool = True) -> dict:
     rows = summarize(data)
     tls = collect_timelines(results)
     verd = verdicts(rows, meta)
-    pl = make_plots(rows, tls, meta, outdir) if plots else {}
+    pl = make_plots(rows, tls, meta, outdir, verd) if plots else {}
     write_csv(rows, os.path.join(outdir, "summary.csv"))
     write_json(rows, verd, tls, meta, pl, os.path.join(outdir, "summary.json"))
     write_md(rows, verd, tls, meta, pl, os.path.join(outdir, "report.md"))

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rotational model's actuator and its dispatcher.
+//!
+//! Requests are started in `queue_rq` and staged per software queue (the
+//! submitting CPU's `blk_mq_ctx`). The actuator serves one at a time, for
+//! the time the [`DiskModel`] gives, and completes it from an hrtimer. What
+//! it serves next is the dispatcher's choice:
+//!
+//! * `time_slice_us == 0`: the oldest staged request (arrival order, as
+//!   plain blk-mq would send them);
+//! * `time_slice_us > 0`: rtags' [`SliceSched`]: one software queue for the
+//!   slice, extended up to 3x while it keeps being served, waiting for its
+//!   next request while the slice lasts, then the next one round robin.
+//!
+//! All state is under one interrupt-disabling lock, taken by `queue_rq`
+//! (process context) and the timer (hard interrupt); nothing else nests
+//! inside it. Requests are ended after the lock is dropped.
+
+use crate::{
+    device::{finish, RNullOps},
+    disk_model::DiskModel,
+    kapi::{
+        irq_lock::IrqSpinLock,
+        request::Request,
+        rq_fifo::RqFifo,
+        time::now_ns,
+        timer::{Fire, Timer},
+    },
+    rtags::slice::{Pick, SliceSched},
+};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::{init::PinInit, prelude::*};
+
+/// Software queues the dispatcher tells apart; more share slots.
+const SLOTS: usize = 32;
+
+/// The request being served, its software queue and when it is done.
+struct Serving {
+    rq: Request<RNullOps>,
+    slot: u32,
+    done_ns: u64,
+}
+
+/// Dispatcher state, under the spindle's lock.
+struct Dispatch {
+    staged: [RqFifo<RNullOps>; SLOTS],
+    /// `blk_mq_ctx` identity owning each slot (0: free).
+    owners: [usize; SLOTS],
+    /// Bit `i` set when `staged[i]` is not empty.
+    pending: u64,
+    sched: SliceSched,
+    current: Option<Serving>,
+    /// Sector after the last one served.
+    head: u64,
+    /// Arrival counter, for arrival order without slices.
+    seq: u64,
+}
+
+impl Dispatch {
+    fn new() -> Self {
+        Self {
+            staged: core::array::from_fn(|_| RqFifo::default()),
+            owners: [0; SLOTS],
+            pending: 0,
+            sched: SliceSched::new(),
+            current: None,
+            head: 0,
+            seq: 0,
+        }
+    }
+
+    /// The slot of software queue `id`, claiming a free one the first time.
+    fn slot_of(&mut self, id: usize) -> usize {
+        if let Some(i) = self.owners.iter().position(|&o| o == id) {
+            return i;
+        }
+        if let Some(i) = self.owners.iter().position(|&o| o == 0) {
+            self.owners[i] = id;
+            return i;
+        }
+        // More software queues than slots: share by hash.
+        (id / 64) % SLOTS
+    }
+
+    /// The slot whose first request arrived first.
+    fn oldest(&self) -> Option<usize> {
+        let mut best: Option<(usize, u64)> = None;
+        let mut bits = self.pending;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let seq = self.staged.get(i).and_then(|f| f.front()).map(|c| c.seq());
+            if let Some(seq) = seq {
+                if best.is_none_or(|(_, s)| seq < s) {
+                    best = Some((i, seq));
+                }
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+}
+
+/// A modelled single-actuator disk.
+#[pin_data]
+pub(crate) struct Spindle {
+    #[pin]
+    state: IrqSpinLock<Dispatch>,
+    model: DiskModel,
+    /// `time_slice_us` of the (single) hardware queue, in ns.
+    slice_ns: AtomicU64,
+}
+
+impl Spindle {
+    /// A new idle spindle.
+    pub(crate) fn new(model: DiskModel, slice_ns: u64) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            state <- IrqSpinLock::new(Dispatch::new()),
+            model,
+            slice_ns: AtomicU64::new(slice_ns),
+        })
+    }
+
+    /// Changes the time slice; the dispatcher picks it up at its next choice.
+    pub(crate) fn set_slice_ns(&self, ns: u64) {
+        // Relaxed: a tunable; the next dispatch under the lock reads it.
+        self.slice_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// Stages a started request from software queue `sw_queue` and serves
+    /// it if the actuator is free.
+    pub(crate) fn submit(timer: &Timer<Spindle>, rq: Request<RNullOps>, sw_queue: usize) {
+        let this = timer.target();
+        let now = now_ns();
+        let mut st = this.state.lock();
+        let slot = st.slot_of(sw_queue);
+        let seq = st.seq;
+        st.seq = seq.wrapping_add(1);
+        rq.data().set_seq(seq);
+        if let Some(fifo) = st.staged.get_mut(slot) {
+            fifo.push_back(rq);
+            st.pending |= 1 << slot;
+        }
+        this.dispatch(&mut st, now, timer);
+    }
+
+    /// Starts serving the next request, if the actuator is idle and the
+    /// dispatcher has one to give; arms the timer for its end (or for the
+    /// end of a slice's wait).
+    fn dispatch(&self, st: &mut Dispatch, now: u64, timer: &Timer<Spindle>) {
+        if let Some(cur) = &st.current {
+            // Covers a racing re-arm: the timer must fire for this request.
+            timer.arm_at(cur.done_ns);
+            return;
+        }
+        // Relaxed: a tunable, applied from the next choice on.
+        let slice = self.slice_ns.load(Ordering::Relaxed);
+        if st.sched.slice_ns() != slice {
+            st.sched.set_slice_ns(slice);
+            // Wait for the active queue's next request while its slice lasts.
+            st.sched.set_idle_ns(slice);
+        }
+        for _ in 0..SLOTS {
+            let slot = if st.sched.is_enabled() {
+                match st.sched.pick(now, st.pending) {
+                    Pick::Serve(s) => s as usize,
+                    Pick::Wait { until_ns } => {
+                        timer.arm_at(until_ns);
+                        return;
+                    }
+                    Pick::Idle => return,
+                }
+            } else {
+                match st.oldest() {
+                    Some(s) => s,
+                    None => return,
+                }
+            };
+            let Some(fifo) = st.staged.get_mut(slot) else {
+                return;
+            };
+            let next = fifo.pop_front();
+            if fifo.is_empty() {
+                st.pending &= !(1u64 << slot);
+            }
+            if let Some(rq) = next {
+                let info = rq.info();
+                let done_ns = now + self.model.service_ns(st.head, info.sector, info.bytes);
+                st.head = info.sector + u64::from(info.bytes >> 9);
+                st.current = Some(Serving {
+                    rq,
+                    slot: slot as u32,
+                    done_ns,
+                });
+                timer.arm_at(done_ns);
+                return;
+            }
+        }
+    }
+}
+
+impl Fire for Spindle {
+    fn fire(timer: &Timer<Self>) {
+        let this = timer.target();
+        let now = now_ns();
+        let done = {
+            let mut st = this.state.lock();
+            let finished = matches!(&st.current, Some(cur) if cur.done_ns <= now);
+            let done = if finished { st.current.take() } else { None };
+            if let Some(d) = &done {
+                if st.sched.is_enabled() {
+                    st.sched.serviced(d.slot, now);
+                }
+            }
+            this.dispatch(&mut st, now, timer);
+            done
+        };
+        if let Some(d) = done {
+            let status = d.rq.data().status();
+            finish(d.rq, status);
+        }
+    }
+}
