@@ -25,8 +25,8 @@ CPUS ?= 2
 MEM ?= 1G
 export CPUS MEM
 
-.PHONY: all deps kernel modules initramfs run test test-rtags test-guest \
-	fmt fmt-check clippy clean help
+.PHONY: all deps kernel modules initramfs run bench test test-rtags test-guest \
+	fmt fmt-check clippy doc rust-analyzer shell clean help
 
 all: modules
 
@@ -36,7 +36,9 @@ help:
 	@echo "make test       rtags cargo tests + fmt-check + selftests in the guest"
 	@echo "make deps       install packages and bindgen (idempotent)"
 	@echo "make kernel     build or reuse the cached kernel"
-	@echo "make fmt | fmt-check | clippy"
+	@echo "make bench      benchmarks vs null_blk and rnull_mod, report in bench/results/"
+	@echo "make shell      interactive guest (PARAMS=... loads rnull)"
+	@echo "make fmt | fmt-check | clippy | doc | rust-analyzer"
 	@echo "Variables: KDIR=<kernel build tree>  CPUS=$(CPUS)  MEM=$(MEM)  RNULL_CACHE=<dir>"
 
 deps:
@@ -59,6 +61,11 @@ initramfs: modules
 run: initramfs
 	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name run --job "$(SCRIPTS)/jobs/run.sh"
 
+# Benchmarks against C null_blk and in-tree rnull_mod in one guest:
+# make bench [CPUS=2] [ROUNDS=5] [RUNTIME=5] [SCENARIOS="peak fairness ..."]
+bench: initramfs
+	@KDIR="$(KDIR)" $(SCRIPTS)/bench/run.sh
+
 test-rtags:
 	@$(SCRIPTS)/test-rtags.sh
 
@@ -77,7 +84,25 @@ fmt-check:
 	@rustfmt --check --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags -name "*.rs" -not -path "*/target/*")
 
 clippy: kernel
-	+$(KMAKE) CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
+	+$(KMAKE) CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver KRUSTFLAGS=-Dwarnings modules
+
+# rust-project.json for rust-analyzer. The kernel's own `make M=... rust-analyzer`
+# fails on 6.12 for external modules, so call its generator directly.
+rust-analyzer: kernel
+	@python3 $$(realpath $(KDIR)/source)/scripts/generate_rust_analyzer.py \
+		--cfgs='core=--cfg no_fp_fmt_parse' 2024 $$(realpath $(KDIR)/source) \
+		$$(realpath $(KDIR)) $$($(RUSTC) --print sysroot) $(RUST_LIB_SRC) $(TOP) \
+		>$(TOP)/rust-project.json
+	@echo "rust-analyzer: wrote $(TOP)/rust-project.json"
+
+# rustdoc for the driver (its abstraction layer included) and for rtags.
+doc: modules
+	@$(SCRIPTS)/doc.sh "$(KDIR)"
+
+# An interactive guest: make shell [CPUS=4] [MEM=2G] [PARAMS="nr_devices=2"]
+# rnull is loaded with PARAMS if given; 'exit' or Ctrl-A X leaves.
+shell: initramfs
+	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name shell --shell --env "RNULL_PARAMS=$(PARAMS)"
 
 clean:
 	-+$(KMAKE) clean

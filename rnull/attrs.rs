@@ -12,7 +12,7 @@ use crate::{
     },
     params::IRQMODE_NAMES,
 };
-use core::fmt::Write;
+use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
 /// Which value a file shows.
@@ -38,6 +38,7 @@ enum Field {
     TagsWaiting,
 }
 
+/// Files of the device directory; only `completion_nsec` is writable.
 const FIELDS: [(&CStr, Field); 13] = [
     (c_str!("index"), Field::Index),
     (c_str!("submit_queues"), Field::SubmitQueues),
@@ -70,7 +71,21 @@ pub(crate) struct ConfigFile {
     field: Field,
 }
 
+/// Largest accepted `completion_nsec`, as for the module parameter.
+const MAX_COMPLETION_NSEC: i64 = 1_000_000_000;
+
 impl AttrOps for ConfigFile {
+    fn store(&self, input: &[u8]) -> Result {
+        match (self.field, parse_i64(input)) {
+            (Field::CompletionNsec, Some(v)) if (0..=MAX_COMPLETION_NSEC).contains(&v) => {
+                // Relaxed: a tunable, see `DeviceData::completion_nsec`.
+                self.dev.completion_nsec.store(v as u64, Ordering::Relaxed);
+                Ok(())
+            }
+            _ => Err(EINVAL),
+        }
+    }
+
     fn show(&self, out: &mut BufWriter<'_>) -> Result {
         let c = &self.dev.config;
         let r = match self.field {
@@ -88,7 +103,7 @@ impl AttrOps for ConfigFile {
                     IRQMODE_NAMES.get(i).copied().unwrap_or("?")
                 )
             }
-            Field::CompletionNsec => writeln!(out, "{}", c.completion_nsec),
+            Field::CompletionNsec => writeln!(out, "{}", self.dev.completion_nsec.load(Ordering::Relaxed)),
             Field::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
             Field::SharedTags => writeln!(out, "{}", u8::from(c.shared_tags)),
             Field::Blocking => writeln!(out, "{}", u8::from(c.blocking)),
@@ -164,7 +179,8 @@ impl DeviceAttrs {
                 dev: dev.clone(),
                 field,
             };
-            files.push(Attr::new(&dir.kobject(), name, 0o444, file)?, GFP_KERNEL)?;
+            let mode = if matches!(field, Field::CompletionNsec) { 0o644 } else { 0o444 };
+            files.push(Attr::new(&dir.kobject(), name, mode, file)?, GFP_KERNEL)?;
         }
         let mut slices = KVec::new();
         disk.for_each_hctx_kobject(|hctx, kobj| {

@@ -39,6 +39,9 @@ pub(crate) struct DeviceData {
     pub(crate) spindle: Option<Pin<KBox<Timer<Spindle>>>>,
     /// `time_slice_us` of each hardware queue, in ns.
     pub(crate) slices: KVec<AtomicU64>,
+    /// Timer completion delay, per device and writable through sysfs (so
+    /// devices on one tag set can differ, as blktests block/035 needs).
+    pub(crate) completion_nsec: AtomicU64,
 }
 
 impl DeviceData {
@@ -187,7 +190,8 @@ impl Operations for RNullOps {
             }
             IrqMode::Timer => {
                 rq.data().set_status(status);
-                rq.complete_after(dev.config.completion_nsec);
+                // Relaxed: a tunable; any recent value will do.
+                rq.complete_after(dev.completion_nsec.load(Ordering::Relaxed));
             }
         }
         Ok(started)
@@ -266,6 +270,7 @@ impl Device {
                 host: host.clone(),
                 spindle,
                 slices,
+                completion_nsec: AtomicU64::new(config.completion_nsec),
             },
             GFP_KERNEL,
         )?;

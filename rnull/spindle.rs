@@ -92,7 +92,7 @@ impl Dispatch {
             bits &= bits - 1;
             let seq = self.staged.get(i).and_then(|f| f.front()).map(|c| c.seq());
             if let Some(seq) = seq {
-                if best.is_none_or(|(_, s)| seq < s) {
+                if best.map_or(true, |(_, s)| seq < s) {
                     best = Some((i, seq));
                 }
             }

@@ -13,7 +13,7 @@ packages=(
 	clang lld llvm libclang-dev
 	make flex bison bc libelf-dev libssl-dev xz-utils cpio kmod
 	qemu-system-x86 busybox-static fio
-	python3-matplotlib
+	python3-matplotlib rust-web-clippy
 )
 
 missing=()

@@ -27,6 +27,8 @@ cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 cp "$kdir/drivers/block/rnull_mod.ko" "$root/lib/modules/rnull/"
 
 cp -r "$top/selftests" "$root/selftests"
+mkdir -p "$root/bench"
+cp -r "$top/bench/jobs" "$root/bench/jobs"
 
 # A non-root user for permission tests.
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$root/etc/passwd"

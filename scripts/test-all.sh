@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: every test of the project, in order of cost.
 #   1. rtags in userspace (cargo unit/property tests, loom, clippy)
-#   2. rustfmt --check on all Rust sources
+#   2. rustfmt --check on all Rust sources, the kernel's clippy build
 #   3. build rnull.ko warning-free and the guest initramfs
 #   4. the selftests in a QEMU guest (TAP 13)
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
@@ -34,6 +34,12 @@ count_cargo out/test-rtags.log
 
 make -s fmt-check
 one "rustfmt --check" $?
+
+# The kernel's clippy build of the module, warnings as errors.
+make -s clippy >out/clippy.log 2>&1
+crc=$?
+[ "$crc" = 0 ] || tail -n 30 out/clippy.log
+one "make clippy (CLIPPY=1, -Dwarnings)" "$crc"
 
 # Warnings are errors for the module build: the kernel prints them to stderr.
 make -s modules 2>&1 | tee out/build.log

@@ -21,6 +21,16 @@ expect_eq "$(cat $q/max_hw_sectors_kb)" 64 "queue/max_hw_sectors_kb"
 expect_eq "$(cat /sys/block/rnullb0/size)" $((2 << 21)) "size in sectors"
 expect_eq "$(dev_attr 0 irqmode)" "2 (timer)" "rnull/irqmode"
 expect_eq "$(dev_attr 0 completion_nsec)" 20000 "rnull/completion_nsec"
+# completion_nsec is the one writable device file (per device, for block/035).
+echo 30000 >/sys/block/rnullb0/rnull/completion_nsec || fail "completion_nsec refused 30000"
+expect_eq "$(dev_attr 0 completion_nsec)" 30000 "rnull/completion_nsec after write"
+for bad in -1 1000000001 x ""; do
+	if echo "$bad" >/sys/block/rnullb0/rnull/completion_nsec 2>/dev/null; then
+		fail "completion_nsec accepted '$bad'"
+	fi
+done
+expect_eq "$(dev_attr 0 completion_nsec)" 30000 "rnull/completion_nsec after bad writes"
+if echo 1 >/sys/block/rnullb0/rnull/bs 2>/dev/null; then fail "read-only bs accepted a write"; fi
 expect_eq "$(dev_attr 0 memory_backed)" 1 "rnull/memory_backed"
 expect_eq "$(dev_attr 0 blocking)" 1 "rnull/blocking"
 expect_eq "$(cat $q/write_cache)" "write back" "memory-backed write cache"

@@ -141,8 +141,9 @@ impl<T: Operations> Disk<T> {
         let mut w = BufWriter::new(&mut name[..31]);
         let named = write!(w, "rnullb{}", config.index);
 
-        // SAFETY: `gendisk` is a freshly allocated, unregistered disk.
         let added = named.map_err(|_| EINVAL).and_then(|()| {
+            // SAFETY: `gendisk` is a freshly allocated, unregistered disk;
+            // `FOPS` is static and `name` NUL-terminated within 32 bytes.
             to_result(unsafe {
                 (*gendisk).fops = &FOPS.0;
                 for (dst, src) in (*gendisk).disk_name.iter_mut().zip(name.iter()) {

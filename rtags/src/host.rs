@@ -451,7 +451,7 @@ impl HostTags {
             // Relaxed: only this (serialised, timer) tick uses it.
             let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
             let delta = failures.saturating_sub(seen);
-            if q.is_active() && delta > 0 && busiest.is_none_or(|(_, d)| delta > d) {
+            if q.is_active() && delta > 0 && busiest.map_or(true, |(_, d)| delta > d) {
                 busiest = Some((i, delta));
             }
         }
