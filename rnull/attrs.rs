@@ -31,6 +31,8 @@ enum Field {
     Rotational,
     MaxSectors,
     Pages,
+    InjectedTimeouts,
+    InjectedRequeues,
     TagsInFlight,
     TagsLimit,
     TagsFailures,
@@ -39,7 +41,7 @@ enum Field {
 }
 
 /// Files of the device directory; only `completion_nsec` is writable.
-const FIELDS: [(&CStr, Field); 13] = [
+const FIELDS: [(&CStr, Field); 15] = [
     (c_str!("index"), Field::Index),
     (c_str!("submit_queues"), Field::SubmitQueues),
     (c_str!("hw_queue_depth"), Field::HwQueueDepth),
@@ -53,6 +55,8 @@ const FIELDS: [(&CStr, Field); 13] = [
     (c_str!("rotational"), Field::Rotational),
     (c_str!("max_sectors"), Field::MaxSectors),
     (c_str!("pages"), Field::Pages),
+    (c_str!("injected_timeouts"), Field::InjectedTimeouts),
+    (c_str!("injected_requeues"), Field::InjectedRequeues),
 ];
 
 /// Counters of the device's share of the host tag budget, present when
@@ -103,13 +107,29 @@ impl AttrOps for ConfigFile {
                     IRQMODE_NAMES.get(i).copied().unwrap_or("?")
                 )
             }
-            Field::CompletionNsec => writeln!(out, "{}", self.dev.completion_nsec.load(Ordering::Relaxed)),
+            Field::CompletionNsec => {
+                writeln!(out, "{}", self.dev.completion_nsec.load(Ordering::Relaxed))
+            }
             Field::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
             Field::SharedTags => writeln!(out, "{}", u8::from(c.shared_tags)),
             Field::Blocking => writeln!(out, "{}", u8::from(c.blocking)),
             Field::Rotational => writeln!(out, "{}", u8::from(c.rotational)),
             Field::MaxSectors => writeln!(out, "{}", c.max_sectors),
             Field::Pages => writeln!(out, "{}", self.dev.store.as_ref().map_or(0, |s| s.pages())),
+            Field::InjectedTimeouts => {
+                writeln!(
+                    out,
+                    "{}",
+                    self.dev.injected_timeouts.load(Ordering::Relaxed)
+                )
+            }
+            Field::InjectedRequeues => {
+                writeln!(
+                    out,
+                    "{}",
+                    self.dev.injected_requeues.load(Ordering::Relaxed)
+                )
+            }
             Field::TagsInFlight
             | Field::TagsLimit
             | Field::TagsFailures
@@ -179,7 +199,11 @@ impl DeviceAttrs {
                 dev: dev.clone(),
                 field,
             };
-            let mode = if matches!(field, Field::CompletionNsec) { 0o644 } else { 0o444 };
+            let mode = if matches!(field, Field::CompletionNsec) {
+                0o644
+            } else {
+                0o444
+            };
             files.push(Attr::new(&dir.kobject(), name, mode, file)?, GFP_KERNEL)?;
         }
         let mut slices = KVec::new();

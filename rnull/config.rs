@@ -37,6 +37,9 @@ pub(crate) struct Config {
     /// The rotational model, when enabled.
     pub(crate) model: Option<DiskModel>,
     pub(crate) time_slice_us: u64,
+    pub(crate) inject_timeout_percent: u32,
+    pub(crate) inject_requeue_percent: u32,
+    pub(crate) rq_timeout_ms: u32,
 }
 
 /// Converts a parameter already range-checked at set time.
@@ -98,6 +101,9 @@ impl Config {
             borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
             model,
             time_slice_us: u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?,
+            inject_timeout_percent: param_u32(params::INJECT_TIMEOUT_PERCENT.get())?,
+            inject_requeue_percent: param_u32(params::INJECT_REQUEUE_PERCENT.get())?,
+            rq_timeout_ms: param_u32(params::RQ_TIMEOUT_MS.get())?,
         })
     }
 

@@ -9,6 +9,7 @@ use crate::{
     kapi::{
         disk::{Disk, DiskConfig},
         pages::PageStore,
+        random::chance_percent,
         request::{Op, Pending, Refused, Request, Started, Status},
         tagset::{Operations, TagSet, TagSetConfig},
         time::now_ns,
@@ -18,7 +19,7 @@ use crate::{
 };
 use core::{
     pin::Pin,
-    sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering},
 };
 use kernel::{init::PinInit, prelude::*, sync::Arc};
 
@@ -42,6 +43,10 @@ pub(crate) struct DeviceData {
     /// Timer completion delay, per device and writable through sysfs (so
     /// devices on one tag set can differ, as blktests block/035 needs).
     pub(crate) completion_nsec: AtomicU64,
+    /// Requests dropped by fault injection (ended by blk-mq's timeout).
+    pub(crate) injected_timeouts: AtomicU64,
+    /// Requests requeued by fault injection.
+    pub(crate) injected_requeues: AtomicU64,
 }
 
 impl DeviceData {
@@ -79,6 +84,8 @@ pub(crate) struct Command {
     host_tag: AtomicU32,
     /// Arrival order at the rotational model's dispatcher.
     seq: AtomicU64,
+    /// Already requeued once by fault injection.
+    requeued: AtomicBool,
 }
 
 /// No host tag held.
@@ -145,6 +152,7 @@ impl Operations for RNullOps {
             status: AtomicU8::new(Status::OK.raw()),
             host_tag: AtomicU32::new(NO_TAG),
             seq: AtomicU64::new(0),
+            requeued: AtomicBool::new(false),
         }
     }
 
@@ -176,6 +184,24 @@ impl Operations for RNullOps {
         }
         let info = rq.info();
         let (rq, started) = rq.start();
+        let c = &dev.config;
+        // Relaxed (flag and counters): only this request's own dispatches
+        // touch the flag; the counters are statistics.
+        if c.inject_requeue_percent > 0
+            && !rq.data().requeued.load(Ordering::Relaxed)
+            && chance_percent(c.inject_requeue_percent)
+        {
+            rq.data().requeued.store(true, Ordering::Relaxed);
+            dev.injected_requeues.fetch_add(1, Ordering::Relaxed);
+            release_host_tag(&rq);
+            rq.requeue();
+            return Ok(started);
+        }
+        if chance_percent(c.inject_timeout_percent) {
+            dev.injected_timeouts.fetch_add(1, Ordering::Relaxed);
+            rq.lose();
+            return Ok(started);
+        }
         let status = dev.execute(&rq, info.op, info.sector, info.bytes);
         if let Some(spindle) = &dev.spindle {
             rq.data().set_status(status);
@@ -215,19 +241,26 @@ impl Operations for RNullOps {
 /// Ends a request, first giving back its host tag and re-running the
 /// queues that waited for one.
 pub(crate) fn finish(rq: Request<RNullOps>, status: Status) {
-    {
-        let dev = rq.queue_data();
-        if let Some(host) = &dev.host {
-            // Relaxed: written by `queue_rq` of this request, ordered before
-            // its completion by blk-mq.
-            let tag = rq.data().host_tag.swap(NO_TAG, Ordering::Relaxed);
-            if let Some(q) = host.queue(dev.index).filter(|_| tag != NO_TAG) {
-                let waiters = host.tags.put(q, tag, now_ns());
-                host.wake(waiters);
-            }
+    release_host_tag(&rq);
+    // Relaxed: the next dispatch of this request slot is ordered after the
+    // end by blk-mq.
+    rq.data().requeued.store(false, Ordering::Relaxed);
+    rq.end(status);
+}
+
+/// Gives back the request's host tag, if it holds one, and re-runs the
+/// queues that waited for one.
+fn release_host_tag(rq: &Request<RNullOps>) {
+    let dev = rq.queue_data();
+    if let Some(host) = &dev.host {
+        // Relaxed: written by `queue_rq` of this request, ordered before
+        // its completion by blk-mq.
+        let tag = rq.data().host_tag.swap(NO_TAG, Ordering::Relaxed);
+        if let Some(q) = host.queue(dev.index).filter(|_| tag != NO_TAG) {
+            let waiters = host.tags.put(q, tag, now_ns());
+            host.wake(waiters);
         }
     }
-    rq.end(status);
 }
 
 /// A registered device. Fields drop in order: sysfs files first, then the
@@ -271,6 +304,8 @@ impl Device {
                 spindle,
                 slices,
                 completion_nsec: AtomicU64::new(config.completion_nsec),
+                injected_timeouts: AtomicU64::new(0),
+                injected_requeues: AtomicU64::new(0),
             },
             GFP_KERNEL,
         )?;
@@ -302,7 +337,7 @@ pub(crate) fn create_all(config: &Config, host: Option<&Arc<Host>>) -> Result<KV
         nr_hw_queues: config.submit_queues,
         queue_depth: config.hw_queue_depth,
         blocking: config.blocking,
-        timeout_ms: 0,
+        timeout_ms: config.rq_timeout_ms,
     };
     let new_tagset = || Arc::pin_init(TagSet::new(&tagset_config), GFP_KERNEL);
     let shared = if config.shared_tags {

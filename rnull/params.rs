@@ -63,3 +63,11 @@ module_param!(MEDIA_MBPS: IntParam = IntParam::new(150, 1, 100_000),
 module_param!(TIME_SLICE_US: IntParam = IntParam::new(0, 0, 100_000),
     "time_slice_us", 0o444, "int",
     "Initial time_slice_us of every hardware queue (0..=100000, default 0 = arrival order)");
+module_param!(INJECT_TIMEOUT_PERCENT: IntParam = IntParam::new(0, 0, 100),
+    "inject_timeout_percent", 0o444, "int",
+    "Fault injection: percent of requests never completed, ended by blk-mq's timeout (0..=100, default 0)");
+module_param!(INJECT_REQUEUE_PERCENT: IntParam = IntParam::new(0, 0, 100),
+    "inject_requeue_percent", 0o444, "int",
+    "Fault injection: percent of requests requeued once before being served (0..=100, default 0)");
+module_param!(RQ_TIMEOUT_MS: IntParam = IntParam::new(30_000, 100, 600_000),
+    "rq_timeout_ms", 0o444, "int", "blk-mq request timeout in ms (100..=600000, default 30000)");

@@ -42,8 +42,25 @@ unload_rnull() {
 	! rnull_loaded || fail "rnull still loaded after rmmod"
 }
 
-# Leave no module behind whatever happens.
-cleanup_rnull() { rmmod rnull 2>/dev/null || true; }
+# Leave no background job or module behind whatever happens.
+cleanup_rnull() {
+	for j in $(jobs -p); do kill "$j" 2>/dev/null; done
+	wait 2>/dev/null
+	rmmod rnull 2>/dev/null || true
+}
+
+# wait_writes DEV: wait (up to 20 s) until DEV has completed writes (the
+# partition scan at registration only reads).
+wait_writes() {
+	n=0
+	while [ $n -lt 200 ]; do
+		set -- "$1" $(cat "/sys/block/$1/stat")
+		[ "$6" -gt 0 ] && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	fail "no write reached $1"
+}
 trap cleanup_rnull EXIT
 
 # expect_eq ACTUAL EXPECTED WHAT

@@ -19,6 +19,7 @@ for t in $tests; do
 	sed "s/^/# /" /tmp/selftest.out
 	echo "# $name took ${secs}s"
 
+	killall fio 2>/dev/null && sleep 1
 	rmmod rnull 2>/dev/null
 	case "$rc" in
 	0) echo "ok $n selftests: $name" ;;

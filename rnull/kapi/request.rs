@@ -15,7 +15,12 @@
 //! [`Operations::timer_expired`]). Dropping one ends it with an I/O error.
 
 use super::tagset::Operations;
-use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
+use core::{
+    marker::PhantomData,
+    mem::ManuallyDrop,
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, Ordering},
+};
 use kernel::{
     bindings,
     sync::{Arc, ArcBorrow},
@@ -125,6 +130,9 @@ pub(crate) struct Pdu<T: Operations> {
     /// Next request in an [`super::rq_fifo::RqFifo`]; only touched by the
     /// request's owner.
     link: core::cell::Cell<*mut bindings::request>,
+    /// Set by [`Request::lose`]: nobody owns the request until blk-mq's
+    /// timeout handler takes it back.
+    lost: AtomicBool,
     data: T::RequestData,
 }
 
@@ -147,9 +155,10 @@ impl<T: Operations> Pdu<T> {
             (*timer).function = Some(timer_callback::<T>);
             core::ptr::addr_of_mut!((*pdu).link)
                 .write(core::cell::Cell::new(core::ptr::null_mut()));
+            core::ptr::addr_of_mut!((*pdu).lost).write(AtomicBool::new(false));
             core::ptr::addr_of_mut!((*pdu).data).write(T::new_request_data());
         }
-        // INVARIANT: both fields are initialised above.
+        // INVARIANT: all fields are initialised above.
     }
 
     /// Tears the PDU down before blk-mq frees it.
@@ -343,6 +352,25 @@ impl<T: Operations> Request<T> {
         unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
     }
 
+    /// Gives the request back to blk-mq to be dispatched again later
+    /// (fault injection: a requeue).
+    pub(crate) fn requeue(self) {
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request; blk-mq takes it back and
+        // will dispatch it again through `queue_rq`.
+        unsafe { bindings::blk_mq_requeue_request(rq, true) };
+    }
+
+    /// Drops the request on the floor (fault injection: a lost command).
+    /// blk-mq's timeout handler finds it and hands it to
+    /// [`Operations::timed_out`].
+    pub(crate) fn lose(self) {
+        let rq = self.into_raw();
+        // SAFETY: the PDU is initialised. Release: the timeout handler's
+        // Acquire swap sees everything done to the request before.
+        unsafe { (*Pdu::<T>::of(rq)).lost.store(true, Ordering::Release) };
+    }
+
     /// Completes through blk-mq's completion path (the submitting CPU's
     /// softirq, or an IPI); ownership comes back in [`Operations::complete`].
     pub(crate) fn complete(self) {
@@ -395,7 +423,8 @@ unsafe extern "C" fn timer_callback<T: Operations>(
     bindings::hrtimer_restart_HRTIMER_NORESTART
 }
 
-/// Takes a request back from its hrtimer if the timer had not fired yet.
+/// Takes a request back from its hrtimer if the timer had not fired yet, or
+/// from [`Request::lose`].
 ///
 /// # Safety
 ///
@@ -412,6 +441,12 @@ pub(crate) unsafe fn reclaim_from_timer<T: Operations>(
     if cancelled == 1 {
         // SAFETY: the timer was armed, so it owned the request, and it can no
         // longer run: ownership passes to us.
+        return unsafe { Request::from_raw(rq) };
+    }
+    // SAFETY: the PDU is initialised. Acquire pairs with `lose`.
+    let lost = unsafe { (*Pdu::<T>::of(rq)).lost.swap(false, Ordering::Acquire) };
+    if lost {
+        // SAFETY: `lose` gave up ownership and nobody else took it.
         unsafe { Request::from_raw(rq) }
     } else {
         None

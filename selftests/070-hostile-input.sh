@@ -1,0 +1,126 @@
+#!/bin/sh
+# Table-driven hostile input: every writable rnull sysfs attribute and
+# every module parameter gets empty, non-numeric, negative, overflowing,
+# out-of-range and trailing-garbage values and its boundaries. Invalid
+# values must fail with EINVAL and leave the old value; valid boundaries
+# must be accepted; non-root writes must be refused.
+. "$(dirname "$0")/lib.sh"
+
+GARBAGE="'' abc -1 99999999999999999999 -99999999999999999999 1x 0x 2.5 +"
+tried=0
+wrong=0
+
+# attr_case FILE VALUE EXPECT(ok|bad)
+attr_case() {
+	before=$(cat "$1")
+	if printf '%s\n' "$2" >"$1" 2>/dev/null; then got=ok; else got=bad; fi
+	tried=$((tried + 1))
+	if [ "$got" != "$3" ]; then
+		echo "WRONG: '$2' -> $1 was $got, expected $3"
+		wrong=$((wrong + 1))
+	fi
+	if [ "$got" = bad ] && [ "$(cat "$1")" != "$before" ]; then
+		echo "WRONG: refused '$2' changed $1 from '$before' to '$(cat "$1")'"
+		wrong=$((wrong + 1))
+	fi
+}
+
+# attr_table FILE MIN MAX: boundaries, just outside, garbage.
+attr_table() {
+	n0=$tried
+	attr_case "$1" "$2" ok
+	attr_case "$1" "$3" ok
+	attr_case "$1" $(($2 - 1)) bad
+	attr_case "$1" $(($3 + 1)) bad
+	for g in $GARBAGE; do
+		[ "$g" = "''" ] && g=""
+		attr_case "$1" "$g" bad
+	done
+	if su nobody -s /bin/sh -c "echo $2 > $1" 2>/dev/null; then
+		echo "WRONG: nobody wrote $1"
+		wrong=$((wrong + 1))
+	fi
+	tried=$((tried + 1))
+	log "$(basename "$(dirname "$1")")/$(basename "$1"): $((tried - n0)) inputs"
+}
+
+load_rnull nr_devices=2 host_queue_depth=16
+h=/sys/module/rnull/host
+attr_table $h/depth 1 1024
+attr_table $h/borrow_expiry_us 0 10000000
+attr_table $h/idle_ms 1 100000
+attr_table /sys/block/rnullb0/rnull/completion_nsec 0 1000000000
+attr_table /sys/block/rnullb1/mq/0/time_slice_us 0 100000
+n0=$tried
+for p in fair borrow none lend; do attr_case $h/policy $p ok; done
+for g in "" FAIR "fair " " fair" "fair\nx" bogus 0 1; do attr_case $h/policy "$g" bad; done
+log "host/policy: $((tried - n0)) inputs"
+unload_rnull
+
+# Module parameters: name min max
+params="nr_devices 1 64
+submit_queues 1 256
+hw_queue_depth 1 4096
+gb 1 16384
+irqmode 0 2
+completion_nsec 0 1000000000
+memory_backed 0 1
+shared_tags 0 1
+blocking 0 1
+rotational 0 1
+max_sectors 8 65535
+host_queue_depth 0 1024
+borrow_expiry_us 0 10000000
+rotational_model 0 1
+seek_min_us 0 100000
+seek_max_us 0 1000000
+rpm 0 20000
+media_mbps 1 100000
+time_slice_us 0 100000
+inject_timeout_percent 0 100
+inject_requeue_percent 0 100
+rq_timeout_ms 100 600000"
+
+# param_case NAME=VALUE EXPECT
+param_case() {
+	tried=$((tried + 1))
+	if insmod "$RNULL_KO" "$1" gb=1 2>/dev/null; then got=ok; else got=bad; fi
+	rmmod rnull 2>/dev/null
+	if [ "$got" != "$2" ]; then
+		echo "WRONG: insmod rnull $1 was $got, expected $2"
+		wrong=$((wrong + 1))
+	fi
+}
+echo "$params" | while read -r name min max; do
+	n0=$tried
+	[ "$name" = gb ] || { param_case "$name=$min" ok; param_case "$name=$max" ok; }
+	param_case "$name=$((min - 1))" bad
+	param_case "$name=$((max + 1))" bad
+	for g in $GARBAGE; do
+		[ "$g" = "''" ] && g=""
+		param_case "$name=$g" bad
+	done
+	echo "param $name: $((tried - n0)) inputs, $wrong wrong so far"
+	echo "$tried $wrong" >/tmp/hostile.count
+done
+read -r ptried pwrong </tmp/hostile.count
+for v in 256 1000 8192; do
+	tried=$((tried + 1))
+	if insmod "$RNULL_KO" bs=$v 2>/dev/null; then
+		echo "WRONG: bs=$v accepted"
+		wrong=$((wrong + 1))
+		rmmod rnull
+	fi
+done
+for v in bogus FAIR ""; do
+	tried=$((tried + 1))
+	if insmod "$RNULL_KO" tag_policy=$v 2>/dev/null; then
+		echo "WRONG: tag_policy=$v accepted"
+		wrong=$((wrong + 1))
+		rmmod rnull
+	fi
+done
+total=$((tried + ptried))
+wrong=$((wrong + pwrong))
+log "hostile inputs tried: $total (sysfs and parameters), accepted or refused wrongly: $wrong"
+[ "$wrong" -eq 0 ] || fail "$wrong hostile inputs handled wrongly"
