@@ -25,7 +25,7 @@ CPUS ?= 2
 MEM ?= 1G
 export CPUS MEM
 
-.PHONY: all deps kernel modules initramfs run bench test test-rtags test-guest \
+.PHONY: all deps kernel modules initramfs run bench test test-debug test-rtags test-guest \
 	fmt fmt-check clippy doc rust-analyzer shell clean help
 
 all: modules
@@ -72,6 +72,19 @@ test-rtags:
 test-guest: initramfs
 	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name selftests --job "$(SCRIPTS)/jobs/selftests.sh" \
 		--env "RNULL_TESTS=$(RNULL_TESTS)"
+
+# The whole selftest suite on the debug kernel (lockdep, KASAN, kmemleak,
+# DEBUG_LIST, hrtimer debug objects, Rust debug assertions). Any splat, KASAN
+# report or kmemleak leak fails it. First build: about 20 minutes.
+test-debug: deps
+	@FLAVOUR=debug $(SCRIPTS)/kernel.sh build
+	@$(MAKE) -s modules initramfs KDIR=$$(FLAVOUR=debug $(SCRIPTS)/kernel.sh dir)
+	@MEM=2G RNULL_TIMEOUT=5400 $(SCRIPTS)/qemu.sh --kdir $$(FLAVOUR=debug $(SCRIPTS)/kernel.sh dir) \
+		--name selftests-debug --job "$(SCRIPTS)/jobs/selftests.sh" --env "RNULL_TESTS=$(RNULL_TESTS)" \
+		| tee out/selftests-debug.tap; \
+	status=$${PIPESTATUS[0]}; \
+	echo "$$(grep -c '^ok ' out/selftests-debug.tap) passed, $$(grep -c '^not ok ' out/selftests-debug.tap) failed"; \
+	exit $$status
 
 # Userspace first: it is quick and needs no kernel.
 test: deps

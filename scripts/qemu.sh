@@ -60,8 +60,8 @@ if [ "$shell" = 1 ]; then
 	"${qemu[@]}" | tee "$logdir/serial.log"
 else
 	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null |
-		tee "$logdir/serial.log" | sed -n '/RNULL-GUEST-START/,/RNULL-DMESG-BEGIN/p' |
-		grep -v 'RNULL-DMESG-BEGIN' || true
+		tee "$logdir/serial.log" | sed -u -n '/RNULL-GUEST-START/,/RNULL-DMESG-BEGIN/p' |
+		grep --line-buffered -v 'RNULL-DMESG-BEGIN' || true
 fi
 
 serial="$logdir/serial.log"
@@ -71,8 +71,11 @@ tr -d '\r' <"$serial" | sed -n '/^RNULL-DMESG-BEGIN/,/^RNULL-DMESG-END/p' |
 [ -s "$logdir/dmesg.log" ] || grep -E '^\[ *[0-9]+\.[0-9]+\]' "$serial" >"$logdir/dmesg.log" || true
 
 rc=$(tr -d '\r' <"$serial" | sed -n 's/^RNULL-EXIT=\([0-9]*\)$/\1/p' | tail -n1)
-splat_re='WARN|BUG|Oops|lockdep|KASAN|kmemleak|UBSAN|Kernel panic|general protection'
-splats=$(grep -E "$splat_re" "$logdir/dmesg.log" || true)
+# Splats: WARN()/BUG() and friends, lockdep, KASAN and kmemleak reports.
+# The debug kernel's own boot banners mention lockdep and kmemleak; skip them.
+splat_re='WARNING:|\bBUG\b|Oops|lockdep|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|Kernel panic|general protection'
+benign_re='RCU lockdep checking is enabled|Lock dependency validator|lockdep: fixing up alternatives'
+splats=$(grep -E "$splat_re" "$logdir/dmesg.log" | grep -vE "$benign_re" || true)
 
 status=0
 if [ -z "$rc" ]; then
@@ -87,7 +90,8 @@ if [ -n "$splats" ]; then
 	status=1
 fi
 if [ "$status" != 0 ]; then
-	first=$(grep -m1 -iE "$splat_re|error|fail" "$logdir/dmesg.log" || true)
+	first=$(grep -E "$splat_re" "$logdir/dmesg.log" | grep -vE "$benign_re" | head -n1)
+	[ -n "$first" ] || first=$(grep -v 'Command line' "$logdir/dmesg.log" | grep -m1 -iE 'error|fail' || true)
 	echo "qemu: FAILED (status $status). serial: $serial  kernel log: $logdir/dmesg.log" >&2
 	[ -z "$first" ] || echo "qemu: first kernel error line: $first" >&2
 fi

@@ -73,8 +73,11 @@ peak() {
 	done
 }
 
+# Sweeps use half the rounds (rounded up) to keep the suite in minutes.
+HALF=$(((ROUNDS + 1) / 2))
+
 qd_sweep() {
-	for r in $(seq 1 "$ROUNDS"); do
+	for r in $(seq 1 "$HALF"); do
 		for drv in $(rotate "$r" rnull null_blk rnull_mod); do
 			load $drv $(common_params $drv) || continue
 			for qd in 1 2 4 8 16 32 64; do
@@ -123,7 +126,7 @@ memory() {
 }
 
 starvation() {
-	for r in $(seq 1 "$ROUNDS"); do
+	for r in $(seq 1 "$HALF"); do
 		for drv in $(rotate "$r" rnull null_blk); do
 			for d in 16 64 256 1024; do
 				load $drv irqmode=0 submit_queues=1 hw_queue_depth=$d || continue
@@ -156,12 +159,21 @@ hotpath() {
 # 1 ms needs 32k timer completions a second, more than a TCG guest can do,
 # so the default is 10 ms: the same tag arithmetic at a tenth of the rate.
 FAIR_NS=${FAIR_COMPLETION_NS:-10000000}
+# B's rate keeps the scenario's duty cycle: 10 I/Os a second at 1 ms.
+B_IOPS=$((10000000 / FAIR_NS))
+[ "$B_IOPS" -ge 1 ] || B_IOPS=1
+export B_IOPS
+# blk-mq retires an idle queue only from its timeout work, seconds after its
+# last request; a light disk stays "active" between its rare I/Os. Model
+# that, or B would drop out of the fair share between requests.
+IDLE_MS=${FAIR_IDLE_MS:-5000}
 fairness() {
 	rounds=$(((ROUNDS + 1) / 2))
 	for r in $(seq 1 $rounds); do
 		for p in $(rotate "$r" fair borrow none lend); do
 			load rnull nr_devices=2 host_queue_depth=32 tag_policy=$p irqmode=2 \
 				completion_nsec=$FAIR_NS submit_queues=1 || continue
+			echo "$IDLE_MS" >/sys/module/rnull/host/idle_ms
 			RUNTIME=$((RUNTIME * 2)) run fairness $p rnull $r $J/fairness.fio
 		done
 	done
@@ -186,12 +198,17 @@ policy_switch() {
 	mkdir -p $out
 	load rnull nr_devices=2 host_queue_depth=32 tag_policy=fair irqmode=2 \
 		completion_nsec=$FAIR_NS submit_queues=1 || return
+	echo "$IDLE_MS" >/sys/module/rnull/host/idle_ms
 	step=$((RUNTIME > 3 ? RUNTIME : 3))
 	cd $out || return
-	start=$(cut -d' ' -f1 /proc/uptime)
+	reads0=$(cut -c1-16 /sys/block/rnullb0/stat)
 	RUNTIME=$((step * 4)) fio --output-format=json --output=$out/r1.json --write_iops_log=iops \
 		--log_avg_msec=250 $J/fairness.fio >/dev/null 2>$out/r1.err &
 	pid=$!
+	# fio's log clock starts with its I/O, not with the command: take the
+	# time of its first read as zero, so the switch marks line up.
+	while [ "$(cut -c1-16 /sys/block/rnullb0/stat)" = "$reads0" ]; do sleep 0.05; done
+	start=$(cut -d' ' -f1 /proc/uptime)
 	: >switches.txt
 	for p in fair borrow none borrow; do
 		now=$(cut -d' ' -f1 /proc/uptime)
@@ -209,12 +226,11 @@ policy_switch() {
 
 # Herrmann's table on the rotational model.
 slices() {
-	rounds=$(((ROUNDS + 1) / 2))
 	for rw in read write randread; do
 		wl=seq$rw
 		[ $rw = randread ] && wl=randread
-		for r in $(seq 1 $rounds); do
-			for ts in $(rotate "$r" 0 50 250 500 1000 5000 20000); do
+		for r in $(seq 1 "$HALF"); do
+			for ts in $(rotate "$r" ${SLICES_US:-0 250 1000 5000 20000}); do
 				load rnull rotational_model=1 gb=64 time_slice_us=$ts || continue
 				j=1
 				while [ $j -le "$CPUS" ]; do

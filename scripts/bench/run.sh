@@ -43,7 +43,7 @@ cat >"$out/raw/meta.json" <<JSON
     "memory": {"title": "Memory-backed 4k random write and read, io_uring, qd 16"},
     "starvation": {"title": "Depth starvation: 4 jobs per vCPU x qd 64 on 1 hardware queue of depth N"},
     "hotpath": {"title": "Host tag budget cost: 2 devices busy, irqmode 0, io_uring, every vCPU, host depth 1024 (never binds)"},
-    "fairness": {"title": "Yu Kuai's scenario: host depth 32, $((fair_ns / 1000)) us completions, A iodepth 32, B 10 IOPS", "completion_us": $((fair_ns / 1000))},
+    "fairness": {"title": "Yu Kuai's scenario: host depth 32, $((fair_ns / 1000)) us completions, A iodepth 32, B at a 1% duty cycle ($((10000000 / fair_ns > 0 ? 10000000 / fair_ns : 1)) IOPS)", "completion_us": $((fair_ns / 1000))},
     "block035": {"title": "blktests block/035: fast (1 ms) vs slow (100 ms) device, iodepth 64 each, host depth 64"},
     "policy_switch": {"title": "Per-device IOPS while the policy is switched at run time (Kuai's load, $((fair_ns / 1000)) us completions)"},
     "slices": {"title": "Herrmann's table on the rotational model: libaio, iodepth 1, jobs pinned, own regions"}
