@@ -19,7 +19,8 @@ start=$SECONDS
 echo "bench: $scenarios; ${CPUS:-2} vCPUs, $rounds rounds, ${runtime}s per run -> $out"
 KCMDLINE="loglevel=4 ${KCMDLINE:-}" scripts/qemu.sh --kdir "$kdir" --name bench \
 	--job scripts/bench/guest.sh --timeout 14400 \
-	--env "ROUNDS=$rounds" --env "RUNTIME=$runtime" --env "SCENARIOS=$scenarios" --env "FAIR_COMPLETION_NS=$fair_ns" |
+	--env "ROUNDS=$rounds" --env "RUNTIME=$runtime" --env "SCENARIOS=$scenarios" --env "FAIR_COMPLETION_NS=$fair_ns" \
+	--env "SLICES_US=${SLICES_US:-}" |
 	grep --line-buffered '^bench:' || true
 serial=out/logs/latest/serial.log
 tr -d '\r' <"$serial" | sed -n '/^RNULL-RESULTS-BEGIN$/,/^RNULL-RESULTS-END$/p' | sed '1d;$d' |
