@@ -119,9 +119,9 @@ impl<T: Operations> Disk<T> {
             drop(unsafe { <Arc<T::QueueData>>::from_foreign(ptr) });
         };
 
-        // SAFETY: the tag set is allocated and outlives the disk (we keep an
-        // `Arc`); `lim` is valid for the call; `queue_data` stays valid until
-        // we release it after `put_disk`.
+        // The tag set outlives the disk (we keep an `Arc`) and `queue_data`
+        // stays valid until we release it after `put_disk`.
+        // SAFETY: as above; `lim` is valid for the call.
         let gendisk = match from_err_ptr(unsafe {
             bindings::__blk_mq_alloc_disk(
                 tagset.as_raw(),
@@ -201,8 +201,7 @@ impl<T: Operations> Disk<T> {
             (q, (*q).nr_hw_queues)
         };
         for i in 0..nr {
-            // SAFETY: `hctx_table` is an XArray of the queue's contexts,
-            // indexed 0..nr_hw_queues, stable while the disk is registered.
+            // SAFETY: `hctx_table` holds the contexts 0..nr_hw_queues while registered.
             let hctx =
                 unsafe { bindings::xa_load(core::ptr::addr_of_mut!((*q).hctx_table), i as usize) }
                     .cast::<bindings::blk_mq_hw_ctx>();
@@ -224,9 +223,9 @@ impl<T: Operations> Drop for Disk<T> {
         if let Some((waker, index)) = &self.waker {
             waker.unregister(*index);
         }
-        // SAFETY: by the type invariant the disk is added; after
-        // `del_gendisk` no request reaches the driver and `put_disk` drops our
-        // reference; the queue data is then unused and released.
+        // After `del_gendisk` no request reaches the driver and `put_disk`
+        // drops our reference; the queue data is then unused and released.
+        // SAFETY: as above; the disk is added (type invariant).
         unsafe {
             bindings::del_gendisk(self.gendisk.as_ptr());
             bindings::put_disk(self.gendisk.as_ptr());

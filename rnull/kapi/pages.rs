@@ -122,8 +122,7 @@ impl PageStore {
         if page.is_null() {
             return Err(ENOMEM);
         }
-        // SAFETY: we hold `xa_lock`, which `__xa_store` requires; GFP_ATOMIC
-        // keeps it from dropping the lock.
+        // SAFETY: we hold `xa_lock`; GFP_ATOMIC keeps `__xa_store` from dropping it.
         let old =
             unsafe { bindings::__xa_store(xa, index as usize, page.cast(), bindings::GFP_ATOMIC) };
         if is_xa_err(old) {
@@ -191,10 +190,11 @@ impl PageStore {
                 .min(PAGE_SIZE - in_page)
                 .min(PAGE_SIZE - store_off);
             let store = self.page(guard, *sector / SECTORS_PER_PAGE, dir == Dir::ToDevice)?;
-            // SAFETY: multi-page bvecs cover physically contiguous pages, so
-            // the page at `offset / PAGE_SIZE` is part of this segment; both
-            // mappings cover whole pages and `in_page + chunk` and
-            // `store_off + chunk` stay within them.
+            // Multi-page bvecs cover physically contiguous pages, so the page
+            // at `offset / PAGE_SIZE` is part of this segment; both mappings
+            // cover whole pages and `in_page + chunk`, `store_off + chunk`
+            // stay within them.
+            // SAFETY: as above.
             unsafe {
                 let page = bv.bv_page.add((u64::from(offset) / PAGE_SIZE) as usize);
                 let io = bindings::kmap_local_page(page)

@@ -339,9 +339,9 @@ impl<T: Operations> Request<T> {
 
     /// The data of the queue (disk) the request belongs to.
     pub(crate) fn queue_data(&self) -> ArcBorrow<'_, T::QueueData> {
-        // SAFETY: the request is live, so its queue is, and the queue's
-        // `queuedata` holds an `Arc<T::QueueData>` (see `Disk`) released only
-        // after the queue is gone.
+        // A live request's queue is live, and its `queuedata` holds an
+        // `Arc<T::QueueData>` (see `Disk`) released only after the queue.
+        // SAFETY: as above.
         unsafe { <Arc<T::QueueData>>::borrow((*(*self.rq.as_ptr()).q).queuedata) }
     }
 

@@ -100,9 +100,9 @@ impl<T: Operations> TagSet<T> {
             inner <- PinInit::<_, Error>::pin_chain(Opaque::uninit(), move |inner| {
                 let cmd_size = cmd_size.map_err(|_| EINVAL)?;
                 let raw: *mut bindings::blk_mq_tag_set = inner.get();
-                // SAFETY: `raw` is valid for writes; a zeroed tag set is the
-                // starting point `blk_mq_alloc_tag_set` expects, then we fill
-                // in what it reads.
+                // A zeroed tag set is the starting point `blk_mq_alloc_tag_set`
+                // expects; we fill in what it reads.
+                // SAFETY: `raw` is valid for writes.
                 error::to_result(unsafe {
                     raw.write(core::mem::zeroed());
                     (*raw).ops = OperationsVTable::<T>::build();

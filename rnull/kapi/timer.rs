@@ -78,9 +78,9 @@ impl<T: Fire> Timer<T> {
 #[pinned_drop]
 impl<T: Fire> PinnedDrop for Timer<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: the timer is initialised; `hrtimer_cancel` waits for a
-        // running callback. A target that re-arms in `fire` is fine: the
-        // cancel runs after the last re-arm returns.
+        // `hrtimer_cancel` waits for a running callback, and retries if
+        // `fire` re-armed the timer meanwhile.
+        // SAFETY: the timer is initialised (type invariant).
         unsafe { bindings::hrtimer_cancel(self.raw.get()) };
     }
 }

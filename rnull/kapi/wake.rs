@@ -90,9 +90,9 @@ impl QueueWaker {
         slot.busy.fetch_add(1, Ordering::SeqCst);
         let queue = slot.queue.load(Ordering::SeqCst);
         if !queue.is_null() {
-            // SAFETY: a non-null queue is live while `busy` is raised (type
-            // invariant and the unregister protocol); an async run only
-            // queues work and may be called from any context.
+            // A non-null queue is live while `busy` is raised (type invariant
+            // and the unregister protocol); an async run only queues work.
+            // SAFETY: as above; callable from any context.
             unsafe { bindings::blk_mq_run_hw_queues(queue, true) };
         }
         // Release: orders our use of the queue before unregister's wait ends.
