@@ -2,7 +2,12 @@
 
 //! The configuration of one load, read once from the module parameters.
 
-use crate::{disk_model::DiskModel, host::policy_from_name, params, rtags::policy::Policy};
+use crate::{
+    disk_model::DiskModel,
+    host::policy_from_name,
+    params,
+    rtags::{policy::Policy, slice::SliceStart},
+};
 use kernel::{bindings, prelude::*};
 
 /// How requests complete.
@@ -37,6 +42,10 @@ pub(crate) struct Config {
     /// The rotational model, when enabled.
     pub(crate) model: Option<DiskModel>,
     pub(crate) time_slice_us: u64,
+    /// Wall-clock ns per modelled ns at the rotational model.
+    pub(crate) model_time_dilation: u64,
+    /// When a slice's clock starts.
+    pub(crate) time_slice_start: SliceStart,
     pub(crate) inject_timeout_percent: u32,
     pub(crate) inject_requeue_percent: u32,
     pub(crate) rq_timeout_ms: u32,
@@ -101,6 +110,12 @@ impl Config {
             borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
             model,
             time_slice_us: u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?,
+            model_time_dilation: u64::try_from(params::MODEL_TIME_DILATION.get())
+                .map_err(|_| EINVAL)?,
+            time_slice_start: match params::TIME_SLICE_START.get() {
+                0 => SliceStart::FirstCompletion,
+                _ => SliceStart::Selection,
+            },
             inject_timeout_percent: param_u32(params::INJECT_TIMEOUT_PERCENT.get())?,
             inject_requeue_percent: param_u32(params::INJECT_REQUEUE_PERCENT.get())?,
             rq_timeout_ms: param_u32(params::RQ_TIMEOUT_MS.get())?,

@@ -286,7 +286,12 @@ impl Device {
         let slice_ns = config.time_slice_us * 1000;
         let spindle = match config.model {
             Some(model) => Some(KBox::pin_init(
-                Timer::new(Spindle::new(model, slice_ns)),
+                Timer::new(Spindle::new(
+                    model,
+                    slice_ns,
+                    config.time_slice_start,
+                    config.model_time_dilation,
+                )),
                 GFP_KERNEL,
             )?),
             None => None,

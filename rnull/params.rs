@@ -60,9 +60,18 @@ module_param!(RPM: IntParam = IntParam::new(7200, 0, 20_000),
     "rpm", 0o444, "int", "Model: spindle speed, 0 = no rotational latency (0..=20000, default 7200)");
 module_param!(MEDIA_MBPS: IntParam = IntParam::new(150, 1, 100_000),
     "media_mbps", 0o444, "int", "Model: media transfer rate in MB/s (1..=100000, default 150)");
+module_param!(MODEL_TIME_DILATION: IntParam = IntParam::new(1, 1, 64),
+    "model_time_dilation", 0o444, "int",
+    "Model: wall ns per modelled ns for service times, slices and their waits (1..=64, default 1)");
 module_param!(TIME_SLICE_US: IntParam = IntParam::new(0, 0, 100_000),
     "time_slice_us", 0o444, "int",
     "Initial time_slice_us of every hardware queue (0..=100000, default 0 = arrival order)");
+module_param!(TIME_SLICE_START: ChoiceParam = ChoiceParam::new(0, &SLICE_START_NAMES),
+    "time_slice_start", 0o444, "charp",
+    "When a software queue's slice clock starts: completion (its first request done, as CFQ) or selection (as Herrmann's RFC); default completion");
+
+/// Names of the `time_slice_start` values, as `Config` maps them to `SliceStart`.
+pub(crate) const SLICE_START_NAMES: [&str; 2] = ["completion", "selection"];
 module_param!(INJECT_TIMEOUT_PERCENT: IntParam = IntParam::new(0, 0, 100),
     "inject_timeout_percent", 0o444, "int",
     "Fault injection: percent of requests never completed, ended by blk-mq's timeout (0..=100, default 0)");

@@ -12,6 +12,20 @@
 //! * `time_slice_us > 0`: rtags' [`SliceSched`]: one software queue for the
 //!   slice, extended up to 3x while it keeps being served, waiting for its
 //!   next request while the slice lasts, then the next one round robin.
+//!   The slice clock starts when the queue's first request completes
+//!   (`time_slice_start=completion`, CFQ's rule, the default), so a seek
+//!   longer than the slice does not use it up, or at selection
+//!   (`time_slice_start=selection`, Herrmann's RFC).
+//!
+//! **Time dilation** (`model_time_dilation=K`): the actuator and the slice
+//! scheduler live on a clock K times slower than the wall clock; service
+//! times, slices and the waits for the active queue are all stretched by K.
+//! To the model, the submitting CPUs look K times faster. That is what lets
+//! an emulated guest, whose fio job needs hundreds of microseconds between
+//! a completion and its next request, stand in for a host that needs tens:
+//! the ratio of that turnaround to the slice decides whether a slice keeps
+//! a stream's locality. Ratios between runs at the same K are the result;
+//! modelled IOPS are K times fio's.
 //!
 //! All state is under one interrupt-disabling lock, taken by `queue_rq`
 //! (process context) and the timer (hard interrupt); nothing else nests
@@ -27,7 +41,7 @@ use crate::{
         time::now_ns,
         timer::{Fire, Timer},
     },
-    rtags::slice::{Pick, SliceSched},
+    rtags::slice::{Pick, SliceSched, SliceStart},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{init::PinInit, prelude::*};
@@ -58,12 +72,14 @@ struct Dispatch {
 }
 
 impl Dispatch {
-    fn new() -> Self {
+    fn new(start: SliceStart) -> Self {
+        let mut sched = SliceSched::new();
+        sched.set_start(start);
         Self {
             staged: core::array::from_fn(|_| RqFifo::default()),
             owners: [0; SLOTS],
             pending: 0,
-            sched: SliceSched::new(),
+            sched,
             current: None,
             head: 0,
             seq: 0,
@@ -107,16 +123,24 @@ pub(crate) struct Spindle {
     #[pin]
     state: IrqSpinLock<Dispatch>,
     model: DiskModel,
-    /// `time_slice_us` of the (single) hardware queue, in ns.
+    /// Wall-clock ns per modelled ns (`model_time_dilation`, >= 1).
+    dilation: u64,
+    /// `time_slice_us` of the (single) hardware queue, in modelled ns.
     slice_ns: AtomicU64,
 }
 
 impl Spindle {
     /// A new idle spindle.
-    pub(crate) fn new(model: DiskModel, slice_ns: u64) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(
+        model: DiskModel,
+        slice_ns: u64,
+        start: SliceStart,
+        dilation: u64,
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            state <- IrqSpinLock::new(Dispatch::new()),
+            state <- IrqSpinLock::new(Dispatch::new(start)),
             model,
+            dilation: dilation.max(1),
             slice_ns: AtomicU64::new(slice_ns),
         })
     }
@@ -125,6 +149,11 @@ impl Spindle {
     pub(crate) fn set_slice_ns(&self, ns: u64) {
         // Relaxed: a tunable; the next dispatch under the lock reads it.
         self.slice_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// Wall-clock duration of `model_ns` of modelled time.
+    fn wall_ns(&self, model_ns: u64) -> u64 {
+        model_ns.saturating_mul(self.dilation)
     }
 
     /// Stages a started request from software queue `sw_queue` and serves
@@ -154,7 +183,7 @@ impl Spindle {
             return;
         }
         // Relaxed: a tunable, applied from the next choice on.
-        let slice = self.slice_ns.load(Ordering::Relaxed);
+        let slice = self.wall_ns(self.slice_ns.load(Ordering::Relaxed));
         if st.sched.slice_ns() != slice {
             st.sched.set_slice_ns(slice);
             // Wait for the active queue's next request while its slice lasts.
@@ -185,7 +214,8 @@ impl Spindle {
             }
             if let Some(rq) = next {
                 let info = rq.info();
-                let done_ns = now + self.model.service_ns(st.head, info.sector, info.bytes);
+                let service = self.model.service_ns(st.head, info.sector, info.bytes);
+                let done_ns = now + self.wall_ns(service);
                 st.head = info.sector + u64::from(info.bytes >> 9);
                 st.current = Some(Serving {
                     rq,

@@ -12,13 +12,17 @@ expect_eq "$(ls -d /sys/block/rnullb0/mq/* | wc -l)" 1 "hardware queues of the m
 kmsg_since | grep -q "rotational_model has one actuator" || fail "no submit_queues warning"
 
 f=/sys/block/rnullb0/mq/0/time_slice_us
-for ts in 0 500; do
-	echo "$ts" >"$f"
-	out=$(fio_terse --name=v --filename=/dev/rnullb0 --direct=1 --ioengine=libaio \
-		--rw=write --bs=4k --iodepth=1 --numjobs=2 --offset_increment=64m --size=2m \
-		--verify=crc32c --do_verify=1 --group_reporting) || fail "fio verify failed with time_slice_us=$ts"
-	expect_eq "$(echo "$out" | terse_field 5)" 0 "verify error status with time_slice_us=$ts"
-done
+verify_with_slices() {
+	for ts in 0 500; do
+		echo "$ts" >"$f"
+		out=$(fio_terse --name=v --filename=/dev/rnullb0 --direct=1 --ioengine=libaio \
+			--rw=write --bs=4k --iodepth=1 --numjobs=2 --offset_increment=64m --size=2m \
+			--verify=crc32c --do_verify=1 --group_reporting) ||
+			fail "fio verify failed with time_slice_us=$ts"
+		expect_eq "$(echo "$out" | terse_field 5)" 0 "verify error status with time_slice_us=$ts"
+	done
+}
+verify_with_slices
 
 # Change the slice continuously under a multi-job sequential read.
 fio --name=r --filename=/dev/rnullb0 --direct=1 --ioengine=libaio --rw=read --bs=4k \
@@ -30,4 +34,11 @@ for ts in 100 0 2000 50 0 1000 0; do
 	sleep 0.2
 done
 wait $pid || fail "fio failed while time_slice_us changed: $(cat /tmp/fio.out)"
+unload_rnull
+
+# Herrmann's slice clock (from selection) on a dilated model clock.
+load_rnull rotational_model=1 memory_backed=1 gb=1 seek_max_us=2000 \
+	time_slice_start=selection model_time_dilation=2
+expect_eq "$(cat /sys/module/rnull/parameters/time_slice_start)" selection "time_slice_start"
+verify_with_slices
 unload_rnull

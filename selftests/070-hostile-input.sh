@@ -51,6 +51,7 @@ attr_table $h/borrow_expiry_us 0 10000000
 attr_table $h/idle_ms 1 100000
 attr_table /sys/block/rnullb0/rnull/completion_nsec 0 1000000000
 attr_table /sys/block/rnullb1/mq/0/time_slice_us 0 100000
+model_time_dilation 1 64
 n0=$tried
 for p in fair borrow none lend; do attr_case $h/policy $p ok; done
 for g in "" FAIR "fair " " fair" "fair\nx" bogus 0 1; do attr_case $h/policy "$g" bad; done
@@ -105,7 +106,8 @@ echo "$params" | while read -r name min max; do
 done
 read -r ptried pwrong </tmp/hostile.count
 # Parameters with constraints beyond a range.
-for arg in bs=256 bs=1000 bs=8192 tag_policy=bogus tag_policy=FAIR tag_policy=; do
+for arg in bs=256 bs=1000 bs=8192 tag_policy=bogus tag_policy=FAIR tag_policy= \
+	time_slice_start=bogus time_slice_start=Completion time_slice_start=; do
 	tried=$((tried + 1))
 	if insmod "$RNULL_KO" "$arg" 2>/dev/null; then
 		echo "WRONG: $arg accepted"

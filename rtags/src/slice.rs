@@ -18,6 +18,15 @@
 //! "extended (up to 3 times the initial value) when there was actually a
 //! request to be serviced for the software queue").
 //!
+//! **When the slice clock starts** ([`SliceStart`]): Herrmann's patch
+//! starts it when the ctx is selected ([`SliceStart::Selection`]). On a
+//! disk whose switch costs a seek longer than the slice, that clock runs
+//! out during the very first request, so every slice serves one request
+//! and the slice changes nothing. CFQ starts a queue's slice when its first
+//! request completes (`cfq_completed_request()` -> `cfq_set_prio_slice()`);
+//! [`SliceStart::FirstCompletion`] does the same: the switch cost is not
+//! charged to the slice, the slice measures service of the ctx itself.
+//!
 //! **Anticipation**: with `idle_ns > 0`, when the active ctx is empty but
 //! its slice lasts and it was serviced less than `idle_ns` ago, other
 //! ctxs are *not* served yet: [`Pick::Wait`] tells the driver to come back
@@ -49,12 +58,26 @@ pub enum Pick {
     Idle,
 }
 
+/// When a ctx's slice clock starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SliceStart {
+    /// When the ctx is selected (Herrmann's RFC).
+    #[default]
+    Selection,
+    /// When the first request of the ctx completes after its selection
+    /// (CFQ); until then the slice does not run out.
+    FirstCompletion,
+}
+
 /// Time-slice scheduler state of one hardware queue.
 #[derive(Clone, Debug, Default)]
 pub struct SliceSched {
     slice_ns: u64,
     idle_ns: u64,
+    start: SliceStart,
     active: Option<u32>,
+    /// Whether the active ctx's slice clock runs (see [`SliceStart`]).
+    started: bool,
     slice_start_ns: u64,
     slice_end_ns: u64,
     extensions: u32,
@@ -91,6 +114,16 @@ impl SliceSched {
         self.slice_ns
     }
 
+    /// When slice clocks start; applies from the next selection on.
+    pub fn set_start(&mut self, start: SliceStart) {
+        self.start = start;
+    }
+
+    /// When slice clocks start.
+    pub fn start(&self) -> SliceStart {
+        self.start
+    }
+
     /// Changes the slice length at runtime.
     ///
     /// 0 disables slicing and forgets the active ctx. Otherwise the new
@@ -101,7 +134,7 @@ impl SliceSched {
         self.slice_ns = ns;
         if ns == 0 {
             self.active = None;
-        } else if self.active.is_some() {
+        } else if self.active.is_some() && self.started {
             self.slice_end_ns = self
                 .slice_end_ns
                 .min(self.slice_start_ns.saturating_add(ns));
@@ -123,9 +156,12 @@ impl SliceSched {
         self.active
     }
 
-    /// End of the current slice (including extensions so far), if any.
+    /// End of the current slice (including extensions so far), if there
+    /// is an active ctx and its slice clock runs.
     pub fn slice_end_ns(&self) -> Option<u64> {
-        self.active.map(|_| self.slice_end_ns)
+        self.active
+            .filter(|_| self.started)
+            .map(|_| self.slice_end_ns)
     }
 
     /// Chooses what to dispatch at `now_ns`; bit `i` of `pending_mask` is
@@ -178,23 +214,44 @@ impl SliceSched {
         let next = next_after(self.last_ctx, pending_mask);
         self.active = Some(next);
         self.last_ctx = next;
-        self.slice_start_ns = now_ns;
-        self.slice_end_ns = now_ns.saturating_add(self.slice_ns);
+        match self.start {
+            SliceStart::Selection => self.start_clock(now_ns),
+            SliceStart::FirstCompletion => {
+                self.started = false;
+                // Never expires before the clock starts.
+                self.slice_end_ns = u64::MAX;
+            }
+        }
         self.extensions = 0;
         self.serviced_in_period = false;
         self.last_service_ns = None;
         Pick::Serve(next)
     }
 
-    /// Reports that a request of `ctx` was dispatched at `now_ns`.
+    /// Starts the active ctx's slice clock at `now_ns`.
+    fn start_clock(&mut self, now_ns: u64) {
+        self.started = true;
+        self.slice_start_ns = now_ns;
+        self.slice_end_ns = now_ns.saturating_add(self.slice_ns);
+    }
+
+    /// Reports that a request of `ctx` was serviced (completed) at `now_ns`.
     ///
     /// Only service of the active ctx counts (for extension and
-    /// anticipation); other calls are ignored.
+    /// anticipation); other calls are ignored. With
+    /// [`SliceStart::FirstCompletion`] the first such report starts the
+    /// slice clock and does not count towards an extension: it ends the
+    /// switch, not a period of the slice.
     pub fn serviced(&mut self, ctx: u32, now_ns: u64) {
-        if self.active == Some(ctx) {
-            self.serviced_in_period = true;
-            self.last_service_ns = Some(now_ns);
+        if self.active != Some(ctx) {
+            return;
         }
+        if self.started {
+            self.serviced_in_period = true;
+        } else {
+            self.start_clock(now_ns);
+        }
+        self.last_service_ns = Some(now_ns);
     }
 }
 
@@ -347,6 +404,73 @@ mod tests {
         assert_eq!(s.pick(105, 0b01), Pick::Wait { until_ns: 140 });
         assert_eq!(s.slice_end_ns(), Some(205));
         assert_eq!(s.pick(140, 0b01), Pick::Serve(0));
+    }
+
+    #[test]
+    fn selection_clock_runs_during_the_switch() {
+        let mut s = enabled(S, 0);
+        assert_eq!(s.start(), SliceStart::Selection);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        // The first request takes longer than the slice (a seek).
+        s.serviced(0, 5 * S);
+        // One extension was earned, but both periods are long gone.
+        assert_eq!(s.pick(5 * S, 0b11), Pick::Serve(1));
+    }
+
+    #[test]
+    fn first_completion_starts_the_clock() {
+        let mut s = enabled(S, 0);
+        s.set_start(SliceStart::FirstCompletion);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        assert_eq!(s.active_ctx(), Some(0));
+        assert_eq!(
+            s.slice_end_ns(),
+            None,
+            "no clock before the first completion"
+        );
+        // However long the switch takes, the slice has not run.
+        assert_eq!(s.pick(4 * S, 0b11), Pick::Serve(0));
+        s.serviced(0, 5 * S);
+        assert_eq!(s.slice_end_ns(), Some(6 * S));
+        // The completion that started the clock earns no extension.
+        assert_eq!(s.pick(6 * S, 0b11), Pick::Serve(1));
+        assert_eq!(s.slice_end_ns(), None);
+    }
+
+    #[test]
+    fn first_completion_keeps_extensions_and_cap() {
+        let mut s = enabled(S, 0);
+        s.set_start(SliceStart::FirstCompletion);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        s.serviced(0, 1000);
+        let mut t = 1000;
+        loop {
+            match s.pick(t, 0b11) {
+                Pick::Serve(0) => s.serviced(0, t),
+                Pick::Serve(1) => break,
+                other => panic!("unexpected {other:?}"),
+            }
+            t += 10;
+        }
+        assert_eq!(
+            t,
+            1000 + 3 * S,
+            "3x the slice, counted from the first completion"
+        );
+    }
+
+    #[test]
+    fn first_completion_switches_from_a_ctx_that_never_completed() {
+        let mut s = enabled(S, 50);
+        s.set_start(SliceStart::FirstCompletion);
+        assert_eq!(s.pick(0, 0b01), Pick::Serve(0));
+        // ctx 0 ran empty before anything completed: nothing to anticipate.
+        assert_eq!(s.pick(10, 0b10), Pick::Serve(1));
+        // A late completion of the old ctx does not start the new one's clock.
+        s.serviced(0, 20);
+        assert_eq!(s.slice_end_ns(), None);
+        s.serviced(1, 30);
+        assert_eq!(s.slice_end_ns(), Some(30 + S));
     }
 
     #[test]

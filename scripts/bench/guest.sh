@@ -11,7 +11,7 @@ CPUS=$(nproc)
 LASTCPU=$((CPUS - 1))
 ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-5}
-SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policy_switch slices}
+SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policy_switch slices slice_clock slice_cost}
 export LASTCPU RUNTIME
 mkdir -p $R
 
@@ -224,19 +224,61 @@ policy_switch() {
 	echo "bench: [policy_switch] timeline recorded ($(wc -l <$out/switches.txt) switches)"
 }
 
+# The rotational model for the slice scenarios: its clock dilated so that
+# the guest's turnaround between a completion and the next request (100s
+# of us under TCG) is, in model time, what a bare-metal host needs (10s).
+SLICE_DILATION=${SLICE_DILATION:-8}
+model() { echo "rotational_model=1 gb=64 model_time_dilation=$SLICE_DILATION"; }
+
 # Herrmann's table on the rotational model.
 slices() {
 	for rw in read write randread; do
 		wl=seq$rw
 		[ $rw = randread ] && wl=randread
 		for r in $(seq 1 "$HALF"); do
-			for ts in $(rotate "$r" ${SLICES_US:-0 250 1000 5000 20000}); do
-				load rnull rotational_model=1 gb=64 time_slice_us=$ts || continue
+			for ts in $(rotate "$r" ${SLICES_US:-0 50 250 500 1000 5000 20000}); do
+				load rnull $(model) time_slice_us=$ts time_slice_start=${SLICE_START:-completion} ||
+					continue
 				j=1
 				while [ $j -le "$CPUS" ]; do
 					RW=$rw JOBS=$j run slices $wl-ts$ts-j$j rnull $r $J/slices.fio
 					j=$((j * 2))
 				done
+			done
+		done
+	done
+}
+
+# When the slice clock starts: at selection (Herrmann) or at the first
+# completion (CFQ), 8 sequential readers at 250 us, against no slice.
+slice_clock() {
+	for r in $(seq 1 "$HALF"); do
+		for v in $(rotate "$r" ts0 selection completion); do
+			start=completion ts=250
+			[ $v = ts0 ] && ts=0
+			[ $v = selection ] && start=selection
+			load rnull $(model) time_slice_us=$ts time_slice_start=$start || continue
+			for j in 1 $CPUS; do
+				RW=read JOBS=$j run slice_clock $v-j$j rnull $r $J/slices.fio
+			done
+		done
+	done
+}
+
+# Peak IOPS with the model off: the slice machinery built in, slices 0 and
+# 250 us, against C null_blk in the same rounds.
+slice_cost() {
+	for r in $(seq 1 "$ROUNDS"); do
+		for v in $(rotate "$r" ts0 ts250 null_blk); do
+			drv=rnull
+			[ $v = null_blk ] && drv=null_blk
+			case $v in
+			ts0) load rnull $(common_params rnull) ;;
+			ts250) load rnull $(common_params rnull) time_slice_us=250 ;;
+			null_blk) load null_blk $(common_params null_blk) ;;
+			esac || continue
+			for qd in 1 32; do
+				QD=$qd BATCH=1 JOBS=$CPUS GTOD_REDUCE=1 run slice_cost qd$qd-$v $drv $r $J/randread.fio
 			done
 		done
 	done
