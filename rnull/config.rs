@@ -89,6 +89,10 @@ impl Config {
         } else {
             None
         };
+        let time_slice_us = u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?;
+        if time_slice_us != 0 && model.is_none() {
+            pr_info!("time_slice_us orders the rotational model's dispatch; without rotational_model=1 it is kept but changes nothing\n");
+        }
         Ok(Self {
             nr_devices: param_u32(params::NR_DEVICES.get())?,
             submit_queues,
@@ -109,7 +113,7 @@ impl Config {
                 .ok_or(EINVAL)?,
             borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
             model,
-            time_slice_us: u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?,
+            time_slice_us,
             model_time_dilation: u64::try_from(params::MODEL_TIME_DILATION.get())
                 .map_err(|_| EINVAL)?,
             time_slice_start: match params::TIME_SLICE_START.get() {

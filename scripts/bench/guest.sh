@@ -11,7 +11,7 @@ CPUS=$(nproc)
 LASTCPU=$((CPUS - 1))
 ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-5}
-SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policy_switch slices slice_clock slice_cost}
+SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policy_switch slices slice_clock slice_single slice_cost}
 export LASTCPU RUNTIME
 mkdir -p $R
 
@@ -50,25 +50,27 @@ rotate() {
 
 iops_of() { sed -n 's/.*"iops" : \([0-9.]*\).*/\1/p' "$1" | awk '{s+=$1} END {printf "%.0f", s}'; }
 
-# run SCENARIO VARIANT DRIVER ROUND JOBFILE [fio args]
+# run SCENARIO VARIANT DRIVER ROUND FIO-ARGS...: one fio run, its JSON
+# result in $R/SCENARIO/VARIANT/DRIVER/rROUND.json.
 run() {
-	out=$R/$1/$2/$3
-	mkdir -p "$out"
-	fio --output-format=json --output="$out/r$4.json" "$5" >/dev/null 2>"$out/r$4.err" ||
-		echo "bench: fio failed: $1 $2 $3 r$4: $(head -c 300 "$out/r$4.err")"
-	echo "bench: [$1] $2 $3 round $4/$ROUNDS: $(iops_of "$out/r$4.json") IOPS"
+	run_out=$R/$1/$2/$3/r$4
+	run_what="[$1] $2 $3 round $4/$ROUNDS"
+	mkdir -p "$R/$1/$2/$3"
+	shift 4
+	fio --output-format=json --output="$run_out.json" "$@" >/dev/null 2>"$run_out.err" ||
+		echo "bench: fio failed: $run_what: $(head -c 300 "$run_out.err")"
+	echo "bench: $run_what: $(iops_of "$run_out.json") IOPS"
 }
 
-# common_params DRIVER: parameters shared by rnull and null_blk runs.
-common_params() { [ "$1" = rnull_mod ] || echo "irqmode=0 submit_queues=$CPUS"; }
-
-peak() {
-	for r in $(seq 1 "$ROUNDS"); do
-		for drv in $(rotate "$r" rnull null_blk rnull_mod); do
-			load $drv $(common_params $drv) || continue
-			for qd in 1 32; do
-				QD=$qd BATCH=1 JOBS=$CPUS GTOD_REDUCE=1 run peak qd$qd $drv $r $J/randread.fio
-			done
+# alternate ROUNDS FN VARIANT...: FN ROUND VARIANT for every round and
+# variant, the variants' order rotated every round so that machine noise
+# hits all of them alike.
+alternate() {
+	a_rounds=$1 a_fn=$2
+	shift 2
+	for a_r in $(seq 1 "$a_rounds"); do
+		for a_v in $(rotate "$a_r" "$@"); do
+			"$a_fn" "$a_r" "$a_v"
 		done
 	done
 }
@@ -76,84 +78,77 @@ peak() {
 # Sweeps use half the rounds (rounded up) to keep the suite in minutes.
 HALF=$(((ROUNDS + 1) / 2))
 
-qd_sweep() {
-	for r in $(seq 1 "$HALF"); do
-		for drv in $(rotate "$r" rnull null_blk rnull_mod); do
-			load $drv $(common_params $drv) || continue
-			for qd in 1 2 4 8 16 32 64; do
-				b=1
-				[ $qd -ge 8 ] && b=$((qd / 4))
-				QD=$qd BATCH=$b JOBS=1 GTOD_REDUCE=0 run qd_sweep qd$qd $drv $r $J/randread.fio
-			done
-		done
-	done
+# common_params DRIVER: parameters shared by rnull and null_blk runs.
+common_params() { [ "$1" = rnull_mod ] || echo "irqmode=0 submit_queues=$CPUS"; }
+
+# 4k random reads through io_uring: peak_read SCENARIO VARIANT DRIVER ROUND QD BATCH JOBS GTOD_REDUCE
+peak_read() {
+	QD=$5 BATCH=$6 JOBS=$7 GTOD_REDUCE=$8 run "$1" "$2" "$3" "$4" $J/randread.fio
 }
 
-shared_tags() {
-	for r in $(seq 1 "$ROUNDS"); do
-		for drv in $(rotate "$r" rnull null_blk); do
-			for mode in per-device shared; do
-				st=0
-				[ $mode = shared ] && st=1
-				load $drv irqmode=0 submit_queues=$CPUS nr_devices=4 shared_tags=$st hw_queue_depth=64 || continue
-				p=rnullb
-				[ $drv = null_blk ] && p=nullb
-				args=""
-				for i in 0 1 2 3; do
-					args="$args --name=d$i --filename=/dev/$p$i"
-				done
-				out=$R/shared_tags/$mode/$drv
-				mkdir -p $out
-				fio --output-format=json --output=$out/r$r.json --direct=1 --rw=randread --bs=4k \
-					--ioengine=io_uring --thread --iodepth=32 --time_based --runtime=$RUNTIME \
-					--group_reporting $args >/dev/null 2>$out/r$r.err
-				echo "bench: [shared_tags] $mode $drv round $r/$ROUNDS: $(iops_of $out/r$r.json) IOPS"
-			done
-		done
+peak_round() {
+	load "$2" $(common_params "$2") || return
+	for qd in 1 32; do
+		peak_read peak qd$qd "$2" "$1" $qd 1 "$CPUS" 1
 	done
 }
+peak() { alternate "$ROUNDS" peak_round rnull null_blk rnull_mod; }
 
-memory() {
-	for r in $(seq 1 "$ROUNDS"); do
-		for drv in $(rotate "$r" rnull null_blk); do
-			load $drv irqmode=0 submit_queues=$CPUS memory_backed=1 gb=1 || continue
-			# Fill first so that reads hit written pages.
-			dd if=/dev/zero of=$DEV bs=1M count=256 oflag=direct 2>/dev/null
-			RW=randwrite QD=16 JOBS=$CPUS run memory write $drv $r $J/memory.fio
-			RW=randread QD=16 JOBS=$CPUS run memory read $drv $r $J/memory.fio
-		done
+qd_sweep_round() {
+	load "$2" $(common_params "$2") || return
+	for qd in 1 2 4 8 16 32 64; do
+		b=1
+		[ $qd -ge 8 ] && b=$((qd / 4))
+		peak_read qd_sweep qd$qd "$2" "$1" $qd $b 1 0
 	done
 }
+qd_sweep() { alternate "$HALF" qd_sweep_round rnull null_blk rnull_mod; }
 
-starvation() {
-	for r in $(seq 1 "$HALF"); do
-		for drv in $(rotate "$r" rnull null_blk); do
-			for d in 16 64 256 1024; do
-				load $drv irqmode=0 submit_queues=1 hw_queue_depth=$d || continue
-				# More jobs x iodepth than tags: 4 jobs per CPU at depth 64.
-				QD=64 BATCH=1 JOBS=$((CPUS * 4)) GTOD_REDUCE=1 run starvation depth$d $drv $r $J/randread.fio
-			done
+shared_tags_round() {
+	for mode in per-device shared; do
+		st=0
+		[ $mode = shared ] && st=1
+		load "$2" irqmode=0 submit_queues=$CPUS nr_devices=4 shared_tags=$st hw_queue_depth=64 || continue
+		p=rnullb
+		[ "$2" = null_blk ] && p=nullb
+		devs=""
+		for i in 0 1 2 3; do
+			devs="$devs --name=d$i --filename=/dev/$p$i"
 		done
+		# $devs unquoted: one word per option.
+		run shared_tags $mode "$2" "$1" --direct=1 --rw=randread --bs=4k --ioengine=io_uring \
+			--thread --iodepth=32 --time_based --runtime=$RUNTIME --group_reporting $devs
 	done
 }
+shared_tags() { alternate "$ROUNDS" shared_tags_round rnull null_blk; }
 
-hotpath() {
-	for r in $(seq 1 "$ROUNDS"); do
-		for v in $(rotate "$r" tags-off fair borrow); do
-			hq=1024
-			pol=$v
-			[ $v = tags-off ] && hq=0 && pol=fair
-			load rnull irqmode=0 submit_queues=$CPUS nr_devices=2 host_queue_depth=$hq tag_policy=$pol || continue
-			out=$R/hotpath/$v/rnull
-			mkdir -p $out
-			fio --output-format=json --output=$out/r$r.json --direct=1 --rw=randread --bs=4k \
-				--ioengine=io_uring --thread --gtod_reduce=1 --iodepth=32 --time_based --runtime=$RUNTIME \
-				--group_reporting --numjobs=$CPUS --name=a --filename=/dev/rnullb0 \
-				--name=b --filename=/dev/rnullb1 >/dev/null 2>$out/r$r.err
-			echo "bench: [hotpath] $v rnull round $r/$ROUNDS: $(iops_of $out/r$r.json) IOPS"
-		done
+memory_round() {
+	load "$2" irqmode=0 submit_queues=$CPUS memory_backed=1 gb=1 || return
+	# Fill first so that reads hit written pages.
+	dd if=/dev/zero of=$DEV bs=1M count=256 oflag=direct 2>/dev/null
+	RW=randwrite QD=16 JOBS=$CPUS run memory write "$2" "$1" $J/memory.fio
+	RW=randread QD=16 JOBS=$CPUS run memory read "$2" "$1" $J/memory.fio
+}
+memory() { alternate "$ROUNDS" memory_round rnull null_blk; }
+
+starvation_round() {
+	for d in 16 64 256 1024; do
+		load "$2" irqmode=0 submit_queues=1 hw_queue_depth=$d || continue
+		# More jobs x iodepth than tags: 4 jobs per CPU at depth 64.
+		peak_read starvation depth$d "$2" "$1" 64 1 $((CPUS * 4)) 1
 	done
 }
+starvation() { alternate "$HALF" starvation_round rnull null_blk; }
+
+hotpath_round() {
+	hq=1024 pol=$2
+	[ "$2" = tags-off ] && hq=0 && pol=fair
+	load rnull irqmode=0 submit_queues=$CPUS nr_devices=2 host_queue_depth=$hq tag_policy=$pol || return
+	run hotpath "$2" rnull "$1" --direct=1 --rw=randread --bs=4k --ioengine=io_uring --thread \
+		--gtod_reduce=1 --iodepth=32 --time_based --runtime=$RUNTIME --group_reporting \
+		--numjobs=$CPUS --name=a --filename=/dev/rnullb0 --name=b --filename=/dev/rnullb1
+}
+hotpath() { alternate "$ROUNDS" hotpath_round tags-off fair borrow; }
 
 # Kuai: host depth 32, timer completions, A busy, B ~10 IOPS. The issue's
 # 1 ms needs 32k timer completions a second, more than a TCG guest can do,
@@ -167,30 +162,22 @@ export B_IOPS
 # last request; a light disk stays "active" between its rare I/Os. Model
 # that, or B would drop out of the fair share between requests.
 IDLE_MS=${FAIR_IDLE_MS:-5000}
-fairness() {
-	rounds=$(((ROUNDS + 1) / 2))
-	for r in $(seq 1 $rounds); do
-		for p in $(rotate "$r" fair borrow none lend); do
-			load rnull nr_devices=2 host_queue_depth=32 tag_policy=$p irqmode=2 \
-				completion_nsec=$FAIR_NS submit_queues=1 || continue
-			echo "$IDLE_MS" >/sys/module/rnull/host/idle_ms
-			RUNTIME=$((RUNTIME * 2)) run fairness $p rnull $r $J/fairness.fio
-		done
-	done
+fairness_round() {
+	load rnull nr_devices=2 host_queue_depth=32 tag_policy="$2" irqmode=2 \
+		completion_nsec=$FAIR_NS submit_queues=1 || return
+	echo "$IDLE_MS" >/sys/module/rnull/host/idle_ms
+	RUNTIME=$((RUNTIME * 2)) run fairness "$2" rnull "$1" $J/fairness.fio
 }
+fairness() { alternate "$HALF" fairness_round fair borrow none lend; }
 
 # block/035: fast (1 ms) and slow (100 ms) devices share the budget.
-block035() {
-	rounds=$(((ROUNDS + 1) / 2))
-	for r in $(seq 1 $rounds); do
-		for p in $(rotate "$r" fair borrow none lend); do
-			load rnull nr_devices=2 host_queue_depth=64 tag_policy=$p irqmode=2 \
-				completion_nsec=1000000 submit_queues=1 hw_queue_depth=64 || continue
-			echo 100000000 >/sys/block/rnullb1/rnull/completion_nsec
-			RUNTIME=$((RUNTIME * 2)) run block035 $p rnull $r $J/block035.fio
-		done
-	done
+block035_round() {
+	load rnull nr_devices=2 host_queue_depth=64 tag_policy="$2" irqmode=2 \
+		completion_nsec=1000000 submit_queues=1 hw_queue_depth=64 || return
+	echo 100000000 >/sys/block/rnullb1/rnull/completion_nsec
+	RUNTIME=$((RUNTIME * 2)) run block035 "$2" rnull "$1" $J/block035.fio
 }
+block035() { alternate "$HALF" block035_round fair borrow none lend; }
 
 # Per-device IOPS over time while the policy changes every few seconds.
 policy_switch() {
@@ -230,68 +217,72 @@ policy_switch() {
 SLICE_DILATION=${SLICE_DILATION:-8}
 model() { echo "rotational_model=1 gb=64 model_time_dilation=$SLICE_DILATION"; }
 
-# Herrmann's table on the rotational model.
+# Herrmann's table on the rotational model: fio rw=$SLICE_RW, numjobs 1, 2,
+# 4 ... up to the vCPUs, at time_slice_us=VARIANT.
+slices_round() {
+	load rnull $(model) time_slice_us="$2" time_slice_start=${SLICE_START:-completion} || return
+	wl=seq$SLICE_RW
+	[ "$SLICE_RW" = randread ] && wl=randread
+	j=1
+	while [ $j -le "$CPUS" ]; do
+		RW=$SLICE_RW JOBS=$j run slices "$wl-ts$2-j$j" rnull "$1" $J/slices.fio
+		j=$((j * 2))
+	done
+}
 slices() {
-	for rw in read write randread; do
-		wl=seq$rw
-		[ $rw = randread ] && wl=randread
-		for r in $(seq 1 "$HALF"); do
-			for ts in $(rotate "$r" ${SLICES_US:-0 50 250 500 1000 5000 20000}); do
-				load rnull $(model) time_slice_us=$ts time_slice_start=${SLICE_START:-completion} ||
-					continue
-				j=1
-				while [ $j -le "$CPUS" ]; do
-					RW=$rw JOBS=$j run slices $wl-ts$ts-j$j rnull $r $J/slices.fio
-					j=$((j * 2))
-				done
-			done
-		done
+	for SLICE_RW in read write randread; do
+		alternate "$HALF" slices_round ${SLICES_US:-0 50 250 500 1000 5000 20000}
 	done
 }
 
 # When the slice clock starts: at selection (Herrmann) or at the first
-# completion (CFQ), 8 sequential readers at 250 us, against no slice.
-slice_clock() {
-	for r in $(seq 1 "$HALF"); do
-		for v in $(rotate "$r" ts0 selection completion); do
-			start=completion ts=250
-			[ $v = ts0 ] && ts=0
-			[ $v = selection ] && start=selection
-			load rnull $(model) time_slice_us=$ts time_slice_start=$start || continue
-			for j in 1 $CPUS; do
-				RW=read JOBS=$j run slice_clock $v-j$j rnull $r $J/slices.fio
-			done
-		done
+# completion (CFQ); one and all-vCPU sequential readers at 250 us, against
+# no slice.
+slice_clock_round() {
+	clock=completion ts=250
+	[ "$2" = ts0 ] && ts=0
+	[ "$2" = selection ] && clock=selection
+	load rnull $(model) time_slice_us=$ts time_slice_start=$clock || return
+	for j in 1 "$CPUS"; do
+		RW=read JOBS=$j run slice_clock "$2-j$j" rnull "$1" $J/slices.fio
 	done
 }
+slice_clock() { alternate "$HALF" slice_clock_round ts0 selection completion; }
+
+# One sequential stream, nothing to switch to: what a slice costs it.
+# More rounds than the table, alternating the slices within each round.
+slice_single_round() {
+	load rnull $(model) time_slice_us="$2" || return
+	for rw in read write; do
+		RW=$rw JOBS=1 run slice_single "seq$rw-ts$2" rnull "$1" $J/slices.fio
+	done
+}
+slice_single() { alternate "$ROUNDS" slice_single_round 0 250 1000 20000; }
 
 # Peak IOPS with the model off: the slice machinery built in, slices 0 and
 # 250 us, against C null_blk in the same rounds.
-slice_cost() {
-	for r in $(seq 1 "$ROUNDS"); do
-		for v in $(rotate "$r" ts0 ts250 null_blk); do
-			drv=rnull
-			[ $v = null_blk ] && drv=null_blk
-			case $v in
-			ts0) load rnull $(common_params rnull) ;;
-			ts250) load rnull $(common_params rnull) time_slice_us=250 ;;
-			null_blk) load null_blk $(common_params null_blk) ;;
-			esac || continue
-			for qd in 1 32; do
-				QD=$qd BATCH=1 JOBS=$CPUS GTOD_REDUCE=1 run slice_cost qd$qd-$v $drv $r $J/randread.fio
-			done
-		done
+slice_cost_round() {
+	case "$2" in
+	ts0) load rnull $(common_params rnull) ;;
+	ts250) load rnull $(common_params rnull) time_slice_us=250 ;;
+	null_blk) load null_blk $(common_params null_blk) ;;
+	esac || return
+	drv=rnull
+	[ "$2" = null_blk ] && drv=null_blk
+	for qd in 1 32; do
+		peak_read slice_cost "qd$qd-$2" $drv "$1" $qd 1 "$CPUS" 1
 	done
 }
+slice_cost() { alternate "$ROUNDS" slice_cost_round ts0 ts250 null_blk; }
 
-start=$(cut -d' ' -f1 /proc/uptime)
+bench_start=$(cut -d' ' -f1 /proc/uptime)
 for s in $SCENARIOS; do
 	echo "bench: == $s"
 	$s
 done
 unload_all
 end=$(cut -d' ' -f1 /proc/uptime)
-echo "bench: guest time $(echo "$end $start" | awk '{printf "%d", $1 - $2}') s"
+echo "bench: guest time $(echo "$end $bench_start" | awk '{printf "%d", $1 - $2}') s"
 echo "RNULL-RESULTS-BEGIN"
 tar -C $R -cz . | base64
 echo "RNULL-RESULTS-END"

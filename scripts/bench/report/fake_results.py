@@ -31,7 +31,23 @@ FIXED = {
     ("fairness", "borrow", "rnull", "A"): [95000, 100000, 105000],  # ratio 2.0
     ("block035", "none", "rnull", "fast"): [20000, 21000, 22000],   # fast < slow
     ("block035", "none", "rnull", "slow"): [30000, 30000, 30000],
+    ("slice_cost", "qd32-ts0", "rnull", ""): [300000, 310000, 320000],
+    ("slice_cost", "qd32-ts250", "rnull", ""): [302000, 312000, 322000],  # within spread
+    ("slice_cost", "qd1-ts0", "rnull", ""): [100000, 101000, 102000],
+    ("slice_cost", "qd1-ts250", "rnull", ""): [90000, 90500, 91000],     # outside spread
 }
+
+
+def slice_iops(wl, ts, nj):
+    """Noise-free cells of Herrmann's table, chosen so that each verdict of
+    report.slice_verdicts() has a known outcome (see test_report.py)."""
+    if wl == "randread":
+        return 170 if (ts, nj) == (1000, 8) else 180     # ts1000-j8 loses 5.6%
+    if nj == 1:
+        return {0: 1000, 250: 980 if wl == "seqread" else 1000,
+                1000: 950 if wl == "seqread" else 990}[ts]  # seqread ts1000 loses 5%
+    return {0: 100, 250: 150 if wl == "seqread" else 140,   # gains 1.5 / 1.4
+            1000: 720 if wl == "seqread" else 600}[ts]      # 72% of one job
 # starvation ctx per job and read ios per job, for depth16 (2 jobs per file)
 STARVATION_CTX = (600, 400)
 STARVATION_IOS = (5000, 5000)     # -> ctx/IO = 1000 / 10000 = 0.1 for depth16
@@ -52,6 +68,9 @@ META_SCENARIOS = {
                  "notes": "Shared tags, hw_queue_depth=32, B completes in 1 ms."},
     "block035": {"title": "blktests block/035: fast vs slow device"},
     "slices": {"title": "Time slices: IOPS vs numjobs"},
+    "slice_clock": {"title": "Slice clock: selection vs first completion"},
+    "slice_cost": {"title": "Peak IOPS with the model off: slices 0 and 250"},
+    "slice_single": {"title": "One stream under slices"},
     "policy_switch": {"title": "Live policy switch under load"},
 }
 
@@ -179,12 +198,24 @@ def generate(root, rounds=ROUNDS, seed=1):
             put("block035", pol, "rnull", r, [fio_job("fast", read_iops=f),
                                                fio_job("slow", read_iops=s)])
         # slices
-        for wl, base in (("seqread", 200000), ("seqwrite", 150000), ("randread", 180000)):
+        for wl in ("seqread", "seqwrite", "randread"):
             for ts in (0, 250, 1000):
                 for nj in (1, 2, 4, 8):
-                    io = noisy(base * min(nj, 2) / (1 + 0.08 * (nj - 1) * (ts / 1000 + 0.2)))
+                    io = slice_iops(wl, ts, nj)
                     kw = {"write_iops": io} if wl == "seqwrite" else {"read_iops": io}
                     put("slices", f"{wl}-ts{ts}-j{nj}", "rnull", r, [fio_job("sl", **kw)])
+        for v, gain in (("ts0", 1.0), ("selection", 1.02), ("completion", 4.0)):
+            for nj in (1, 8):
+                io = noisy(2000 if nj == 1 else 20 * gain)
+                put("slice_clock", f"{v}-j{nj}", "rnull", r, [fio_job("sc", read_iops=io)])
+        for rw, ts, io in (("seqread", 0, 1000), ("seqread", 250, 990), ("seqread", 1000, 960)):
+            put("slice_single", f"{rw}-ts{ts}", "rnull", r, [fio_job("ss", read_iops=io)])
+        for qd in ("qd1", "qd32"):
+            for v in ("ts0", "ts250"):
+                io = iops_for(("slice_cost", f"{qd}-{v}", "rnull", ""), r, 300000)
+                put("slice_cost", f"{qd}-{v}", "rnull", r, [fio_job("sc", read_iops=io)])
+            put("slice_cost", f"{qd}-null_blk", "null_blk", r,
+                [fio_job("sc", read_iops=noisy(330000))])
 
     # policy switch timeline (fio iops logs, 1 s averaging)
     tdir = os.path.join(root, "policy_switch", "timeline", "rnull")

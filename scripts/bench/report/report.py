@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 SCENARIO_ORDER = [
     "peak", "qd_sweep", "shared_tags", "memory", "starvation", "hotpath",
-    "fairness", "block035", "slices", "policy_switch",
+    "fairness", "block035", "slices", "slice_clock", "slice_single", "slice_cost", "policy_switch",
 ]
 DRIVER_ORDER = ["rnull", "null_blk", "rnull_mod"]
 POLICY_ORDER = ["none", "fair", "borrow", "lend"]
@@ -52,6 +52,19 @@ REF_DRIVER = "null_blk"
 HOTPATH_REF_VARIANT = "tags-off"
 FAIRNESS_TARGET_RATIO = 1.8
 FAIRNESS_LAT_FACTOR = 2.0
+# Herrmann's best slice and the issue's targets for it.
+SLICE_GAIN_TS = 250
+SLICE_GAIN_TARGET = 1.45
+SLICE_LOSS_FLOOR = 0.97
+SLICE_CFQ_TARGET = 0.70
+# Header of the ratio column where the reference is not C null_blk.
+RATIO_HEAD = {
+    "hotpath": f"ratio vs {HOTPATH_REF_VARIANT}",
+    "slices": "ratio vs ts0, same jobs",
+    "slice_clock": "ratio vs ts0, same jobs",
+    "slice_single": "ratio vs ts0, same rw",
+    "slice_cost": "ratio vs rnull ts0, same qd",
+}
 
 PCT_KEYS = {"p50": "50.000000", "p99": "99.000000", "p999": "99.900000"}
 PCT_LABEL = {"p50": "p50", "p99": "p99", "p999": "p99.9"}
@@ -312,8 +325,22 @@ def collect(results: str) -> Data:
 
 
 def reference_key(scen: str, var: str, drv: str):
+    """(variant, driver, label) of the row `var`/`drv` is compared with."""
     if scen == "hotpath":
         return HOTPATH_REF_VARIANT, drv, f"{drv}/{HOTPATH_REF_VARIANT}"
+    if scen == "slice_cost":
+        ref = var.split("-")[0] + "-ts0"
+        return ref, "rnull", f"rnull/{ref}"
+    if scen == "slice_single":
+        ref = var.rsplit("-", 1)[0] + "-ts0"
+        return ref, drv, f"{drv}/{ref}"
+    if scen == "slice_clock":
+        ref = "ts0-" + var.rsplit("-", 1)[-1]
+        return ref, drv, f"{drv}/{ref}"
+    m = SLICE_RE.match(var) if scen == "slices" else None
+    if m:
+        ref = f"{m['wl']}-ts0-j{m['nj']}"
+        return ref, drv, f"{drv}/{ref}"
     return var, REF_DRIVER, REF_DRIVER
 
 
@@ -593,7 +620,121 @@ def verdicts(rows: list[dict], meta: dict) -> dict:
                                f"{diff:+,.0f} IOPS ({pct:+.1f}%), combined stdev "
                                f"{comb:,.0f} → {word}")})
         out["hotpath"] = v
+    if "slice_cost" in scen_rows:
+        out["slice_cost"] = slice_cost_verdicts(rows, scen_rows["slice_cost"])
+    if "slices" in scen_rows:
+        out["slices"] = slice_verdicts(rows, scen_rows["slices"])
+    if "slice_single" in scen_rows:
+        out["slice_single"] = [
+            {"check": "single_job", "variant": r["variant"], "value": r["ratio"],
+             "pass": r["ratio"] >= SLICE_LOSS_FLOOR,
+             "text": (f"{r['variant']} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])} "
+                      f"(target ≥ {SLICE_LOSS_FLOOR}) → "
+                      f"**{'PASS' if r['ratio'] >= SLICE_LOSS_FLOOR else 'FAIL'}**")}
+            for r in scen_rows["slice_single"]
+            if r["ratio"] is not None and not r["variant"].endswith("-ts0")]
     return out
+
+
+def slice_cost_verdicts(rows, rs):
+    """ts250 vs ts0 with the model off: within the rounds' spread?"""
+    v = []
+    for r in rs:
+        if r["driver"] != "rnull" or r["variant"].endswith("-ts0") or r["ratio"] is None:
+            continue
+        qd = r["variant"].split("-")[0]
+        ref = find_row(rows, "slice_cost", f"{qd}-ts0", "rnull")
+        diff = r["iops_mean"] - ref["iops_mean"]
+        comb = math.sqrt(r["iops_stdev"] ** 2 + ref["iops_stdev"] ** 2)
+        within = abs(diff) <= comb
+        nb = find_row(rows, "slice_cost", f"{qd}-null_blk", "null_blk")
+        vs_c = ""
+        if nb:
+            rc, sc = ratio_spread(ref["iops_mean"], ref["iops_stdev"],
+                                  nb["iops_mean"], nb["iops_stdev"])
+            vs_c = f"; rnull ts0 / null_blk = {fmt_ratio(rc, sc)}"
+        v.append({"check": "vs_ts0", "variant": r["variant"], "ratio": r["ratio"],
+                  "spread": r["ratio_spread"], "within_spread": within,
+                  "text": (f"{r['variant']} / {qd}-ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])}"
+                           f" → {'within' if within else 'outside'} spread{vs_c}")})
+    return v
+
+
+def slice_verdicts(rows, rs):
+    """The issue's targets on Herrmann's table (driver rnull)."""
+    cells = {}  # (wl, ts, nj) -> row
+    for r in rs:
+        m = SLICE_RE.match(r["variant"])
+        if m and r["driver"] == "rnull":
+            cells[(m["wl"], int(m["ts"]), int(m["nj"]))] = r
+    if not cells:
+        return []
+    v = []
+
+    def check(name, ok, text, **kw):
+        v.append({"check": name, "pass": ok,
+                  "text": f"{text} → **{'PASS' if ok else 'FAIL'}**", **kw})
+
+    max_nj = max(nj for _, _, nj in cells)
+    slices = sorted({ts for _, ts, _ in cells if ts})
+    for wl in ("seqread", "seqwrite"):
+        r = cells.get((wl, SLICE_GAIN_TS, max_nj))
+        if r and r["ratio"] is not None:
+            check("gain", r["ratio"] >= SLICE_GAIN_TARGET,
+                  f"{wl}, {max_nj} jobs: ts{SLICE_GAIN_TS} / ts0 = "
+                  f"{fmt_ratio(r['ratio'], r['ratio_spread'])} (target ≥ {SLICE_GAIN_TARGET})",
+                  workload=wl, value=r["ratio"])
+        for ts in slices:
+            r = cells.get((wl, ts, 1))
+            if r and r["ratio"] is not None:
+                check("single_job", r["ratio"] >= SLICE_LOSS_FLOOR,
+                      f"{wl}, 1 job: ts{ts} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])}"
+                      f" (target ≥ {SLICE_LOSS_FLOOR})", workload=wl, ts=ts, value=r["ratio"])
+    for ts in slices:
+        for nj in sorted({nj for w, t, nj in cells if w == "randread" and t == ts}):
+            r = cells[("randread", ts, nj)]
+            if r["ratio"] is not None:
+                check("random", r["ratio"] >= SLICE_LOSS_FLOOR,
+                      f"randread, {nj} jobs: ts{ts} / ts0 = "
+                      f"{fmt_ratio(r['ratio'], r['ratio_spread'])} (target ≥ {SLICE_LOSS_FLOOR})",
+                      ts=ts, jobs=nj, value=r["ratio"])
+    one = cells.get(("seqread", 0, 1))
+    many = [(cells[("seqread", ts, max_nj)], ts) for ts in slices if ("seqread", ts, max_nj) in cells]
+    if one and many:
+        best, ts = max(many, key=lambda x: x[0]["iops_mean"])
+        frac, sp = ratio_spread(best["iops_mean"], best["iops_stdev"],
+                                one["iops_mean"], one["iops_stdev"])
+        check("cfq_level", frac is not None and frac >= SLICE_CFQ_TARGET,
+              f"seqread, {max_nj} jobs at ts{ts} (the best slice) keep "
+              f"{fmt_ratio(frac, sp)} of one job at ts0 (CFQ level: ≥ {SLICE_CFQ_TARGET})",
+              ts=ts, value=frac)
+    return v
+
+
+def herrmann_tables(rs):
+    """Markdown tables in Herrmann's layout: numjobs down, slices across,
+    IOPS mean (stdev)."""
+    cells = {}
+    for r in rs:
+        m = SLICE_RE.match(r["variant"])
+        if m and r["driver"] == "rnull":
+            cells[(m["wl"], int(m["ts"]), int(m["nj"]))] = r
+    lines = []
+    for wl in ordered({w for w, _, _ in cells}, SLICE_WORKLOADS):
+        tss = sorted({ts for w, ts, _ in cells if w == wl})
+        njs = sorted({nj for w, _, nj in cells if w == wl})
+        lines += [f"**{wl}** (fio IOPS, mean (stdev) over {cells[(wl, tss[0], njs[0])]['n']} runs):", "",
+                  "| jobs | " + " | ".join(f"time_slice_us={ts}" for ts in tss) + " |",
+                  "|" + "|".join(["---"] * (1 + len(tss))) + "|"]
+        for nj in njs:
+            row = [str(nj)]
+            for ts in tss:
+                r = cells.get((wl, ts, nj))
+                row.append("–" if r is None else
+                           f"{r['iops_mean']:,.1f} ({r['iops_stdev']:,.1f})")
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -1127,7 +1268,7 @@ def scenario_table(rs, scen):
     ref = next((r["ref"] for r in rs if r["ref"]), REF_DRIVER)
     head = ["Variant", "Driver"] + (["Job"] if has_job else []) + ["n", "IOPS (mean ± sd)", "min – max"]
     if has_ratio:
-        head.append(f"ratio vs {ref if scen != 'hotpath' else HOTPATH_REF_VARIANT}")
+        head.append(RATIO_HEAD.get(scen, f"ratio vs {ref}"))
     if has_pct:
         head += ["p50 µs", "p99 µs", "p99.9 µs"]
     if has_lat:
@@ -1192,6 +1333,8 @@ def write_md(rows, verd, tls, meta, plots, path):
                   "\n".join(f"- {n}" for n in notes), ""]
         for p in plots.get(scen, []):
             L += [f"![{scen}]({p})", ""]
+        if scen == "slices" and scen in by_scen:
+            L += herrmann_tables(by_scen[scen])
         if scen in by_scen:
             L += scenario_table(by_scen[scen], scen) + [""]
         if scen == "policy_switch":

@@ -31,7 +31,7 @@ except ImportError:
 EXPECTED_PNGS = [
     "peak.png", "qd_sweep_iops.png", "qd_sweep_latency.png", "shared_tags.png",
     "memory.png", "starvation.png", "hotpath.png", "fairness.png",
-    "block035.png", "slices.png", "policy_switch.png",
+    "block035.png", "slices.png", "slice_clock.png", "slice_single.png", "slice_cost.png", "policy_switch.png",
 ]
 
 
@@ -85,7 +85,8 @@ class FullTreeTest(unittest.TestCase):
     def test_all_rows_present(self):
         scen = {k[0] for k in self.csv}
         self.assertEqual(scen, {"peak", "qd_sweep", "shared_tags", "memory", "starvation",
-                                "hotpath", "fairness", "block035", "slices"})
+                                "hotpath", "fairness", "block035", "slices",
+                                "slice_clock", "slice_single", "slice_cost"})
         self.assertEqual(len([k for k in self.csv if k[0] == "qd_sweep"]), 7 * 3)
         self.assertEqual(len([k for k in self.csv if k[0] == "slices"]), 3 * 3 * 4)
         for k, r in self.csv.items():
@@ -113,6 +114,49 @@ class FullTreeTest(unittest.TestCase):
         self.assertTrue(v["fair"]["within_spread"])      # |-2000| <= sqrt(4000²+4000²)
         self.assertFalse(v["borrow"]["within_spread"])   # |-22000| > sqrt(2000²+4000²)
         self.assertAlmostEqual(v["borrow"]["diff"], -22000)
+
+    def test_slices_reference_is_ts0_same_jobs(self):
+        r = self.csv[("slices", "seqread-ts250-j8", "rnull", "")]
+        self.assertEqual(r["ref"], "rnull/seqread-ts0-j8")
+        self.assertAlmostEqual(float(r["ratio"]), 1.5)
+        self.assertEqual(self.csv[("slice_clock", "completion-j8", "rnull", "")]["ref"],
+                         "rnull/ts0-j8")
+
+    def test_slice_verdicts(self):
+        v = self.res["verdicts"]["slices"]
+        gain = {x["workload"]: x["pass"] for x in v if x["check"] == "gain"}
+        self.assertEqual(gain, {"seqread": True, "seqwrite": False})   # 1.5, 1.4
+        single = {(x["workload"], x["ts"]): x["pass"] for x in v if x["check"] == "single_job"}
+        self.assertEqual(single, {("seqread", 250): True, ("seqread", 1000): False,
+                                  ("seqwrite", 250): True, ("seqwrite", 1000): True})
+        random = {(x["ts"], x["jobs"]): x["pass"] for x in v if x["check"] == "random"}
+        self.assertEqual(len(random), 2 * 4)
+        self.assertEqual([k for k, ok in random.items() if not ok], [(1000, 8)])
+        cfq = [x for x in v if x["check"] == "cfq_level"]
+        self.assertEqual(len(cfq), 1)
+        self.assertEqual(cfq[0]["ts"], 1000)
+        self.assertAlmostEqual(cfq[0]["value"], 0.72)
+        self.assertTrue(cfq[0]["pass"])
+
+    def test_slice_single_verdicts(self):
+        v = {x["variant"]: x["pass"] for x in self.res["verdicts"]["slice_single"]}
+        self.assertEqual(v, {"seqread-ts250": True, "seqread-ts1000": False})  # 0.99, 0.96
+        self.assertEqual(self.csv[("slice_single", "seqread-ts1000", "rnull", "")]["ref"],
+                         "rnull/seqread-ts0")
+
+    def test_slice_cost_verdicts(self):
+        v = {x["variant"]: x for x in self.res["verdicts"]["slice_cost"]}
+        self.assertEqual(set(v), {"qd1-ts250", "qd32-ts250"})
+        self.assertTrue(v["qd32-ts250"]["within_spread"])
+        self.assertFalse(v["qd1-ts250"]["within_spread"])
+        self.assertEqual(self.csv[("slice_cost", "qd32-null_blk", "null_blk", "")]["ref"],
+                         "rnull/qd32-ts0")
+
+    def test_herrmann_layout(self):
+        with open(os.path.join(self.out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("| jobs | time_slice_us=0 | time_slice_us=250 | time_slice_us=1000 |", md)
+        self.assertIn("| 8 | 100.0 (0.0) | 150.0 (0.0) | 720.0 (0.0) |", md)
 
     def test_starvation_ctx_per_io(self):
         r = self.csv[("starvation", "depth16", "rnull", "")]
