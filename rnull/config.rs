@@ -90,6 +90,9 @@ impl Config {
             None
         };
         let time_slice_us = u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?;
+        if params::MODEL_TIME_DILATION.get() != 1 && model.is_none() {
+            pr_info!("model_time_dilation applies to the rotational model; without rotational_model=1 it changes nothing\n");
+        }
         if time_slice_us != 0 && model.is_none() {
             pr_info!("time_slice_us orders the rotational model's dispatch; without rotational_model=1 it is kept but changes nothing\n");
         }
@@ -116,9 +119,10 @@ impl Config {
             time_slice_us,
             model_time_dilation: u64::try_from(params::MODEL_TIME_DILATION.get())
                 .map_err(|_| EINVAL)?,
-            time_slice_start: match params::TIME_SLICE_START.get() {
-                0 => SliceStart::FirstCompletion,
-                _ => SliceStart::Selection,
+            time_slice_start: match params::SLICE_START_NAMES.get(params::TIME_SLICE_START.get()) {
+                Some(&"completion") => SliceStart::FirstCompletion,
+                Some(&"selection") => SliceStart::Selection,
+                _ => return Err(EINVAL),
             },
             inject_timeout_percent: param_u32(params::INJECT_TIMEOUT_PERCENT.get())?,
             inject_requeue_percent: param_u32(params::INJECT_REQUEUE_PERCENT.get())?,

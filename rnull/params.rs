@@ -70,7 +70,7 @@ module_param!(TIME_SLICE_START: ChoiceParam = ChoiceParam::new(0, &SLICE_START_N
     "time_slice_start", 0o444, "charp",
     "When a software queue's slice clock starts: completion (its first request done, as CFQ) or selection (as Herrmann's RFC); default completion");
 
-/// Names of the `time_slice_start` values, as `Config` maps them to `SliceStart`.
+/// Names of the `time_slice_start` values; `Config` maps them to `SliceStart` by name.
 pub(crate) const SLICE_START_NAMES: [&str; 2] = ["completion", "selection"];
 module_param!(INJECT_TIMEOUT_PERCENT: IntParam = IntParam::new(0, 0, 100),
     "inject_timeout_percent", 0o444, "int",

@@ -160,8 +160,10 @@ impl Spindle {
     /// it if the actuator is free.
     pub(crate) fn submit(timer: &Timer<Spindle>, rq: Request<RNullOps>, sw_queue: usize) {
         let this = timer.target();
-        let now = now_ns();
         let mut st = this.state.lock();
+        // Read under the lock, so the dispatcher never sees time go back
+        // behind a completion that took the lock first.
+        let now = now_ns();
         let slot = st.slot_of(sw_queue);
         let seq = st.seq;
         st.seq = seq.wrapping_add(1);
@@ -232,9 +234,10 @@ impl Spindle {
 impl Fire for Spindle {
     fn fire(timer: &Timer<Self>) {
         let this = timer.target();
-        let now = now_ns();
         let done = {
             let mut st = this.state.lock();
+            // Under the lock: see `submit`.
+            let now = now_ns();
             let finished = matches!(&st.current, Some(cur) if cur.done_ns <= now);
             let done = if finished { st.current.take() } else { None };
             if let Some(d) = &done {

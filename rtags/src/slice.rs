@@ -129,7 +129,8 @@ impl SliceSched {
     /// 0 disables slicing and forgets the active ctx. Otherwise the new
     /// length applies to the next slice; a running slice is cut short to
     /// `start + new` if that is earlier than its current end (it is never
-    /// lengthened).
+    /// lengthened). Extensions granted later in a running slice add the new
+    /// length, so a slice changed in flight is capped by a mix of both.
     pub fn set_slice_ns(&mut self, ns: u64) {
         self.slice_ns = ns;
         if ns == 0 {
@@ -471,6 +472,23 @@ mod tests {
         assert_eq!(s.slice_end_ns(), None);
         s.serviced(1, 30);
         assert_eq!(s.slice_end_ns(), Some(30 + S));
+    }
+
+    #[test]
+    fn first_completion_slice_changed_before_the_clock_starts() {
+        let mut s = enabled(1000, 0);
+        s.set_start(SliceStart::FirstCompletion);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        s.serviced(0, 10);
+        // ctx 0's slice runs 10..1010, then ctx 1 is selected at 1010.
+        assert_eq!(s.pick(1010, 0b11), Pick::Serve(1));
+        // Shrunk before ctx 1 completed anything: still no clock, and the
+        // old selection's start must not cut ctx 1 short.
+        s.set_slice_ns(S);
+        assert_eq!(s.slice_end_ns(), None);
+        assert_eq!(s.pick(5000, 0b11), Pick::Serve(1));
+        s.serviced(1, 6000);
+        assert_eq!(s.slice_end_ns(), Some(6000 + S));
     }
 
     #[test]

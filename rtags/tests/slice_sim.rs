@@ -177,14 +177,13 @@ fn long_slices_keep_most_of_a_single_stream() {
 
 #[test]
 fn a_single_stream_loses_nothing() {
+    // Nothing else is pending, so the scheduler never waits and an expired
+    // slice goes straight back to the same ctx: not a request less.
     let base = iops(1, 150, Sequential, 0, FirstCompletion);
     for slice in [50, 250, 1000, 20_000] {
         for start in [Selection, FirstCompletion] {
             let sliced = iops(1, 150, Sequential, slice, start);
-            assert!(
-                sliced * 100 >= base * 97,
-                "slice {slice} us {start:?}: {sliced} vs {base}"
-            );
+            assert_eq!(sliced, base, "slice {slice} us {start:?}");
         }
     }
 }
