@@ -42,8 +42,6 @@ pub(crate) struct Config {
     /// The rotational model, when enabled.
     pub(crate) model: Option<DiskModel>,
     pub(crate) time_slice_us: u64,
-    /// Wall-clock ns per modelled ns at the rotational model.
-    pub(crate) model_time_dilation: u64,
     /// When a slice's clock starts.
     pub(crate) time_slice_start: SliceStart,
     pub(crate) inject_timeout_percent: u32,
@@ -85,6 +83,7 @@ impl Config {
                 us(&params::SEEK_MAX_US),
                 us(&params::RPM),
                 us(&params::MEDIA_MBPS),
+                us(&params::MODEL_TIME_DILATION),
             ))
         } else {
             None
@@ -117,8 +116,6 @@ impl Config {
             borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
             model,
             time_slice_us,
-            model_time_dilation: u64::try_from(params::MODEL_TIME_DILATION.get())
-                .map_err(|_| EINVAL)?,
             time_slice_start: match params::SLICE_START_NAMES.get(params::TIME_SLICE_START.get()) {
                 Some(&"completion") => SliceStart::FirstCompletion,
                 Some(&"selection") => SliceStart::Selection,

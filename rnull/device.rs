@@ -286,12 +286,7 @@ impl Device {
         let slice_ns = config.time_slice_us * 1000;
         let spindle = match config.model {
             Some(model) => Some(KBox::pin_init(
-                Timer::new(Spindle::new(
-                    model,
-                    slice_ns,
-                    config.time_slice_start,
-                    config.model_time_dilation,
-                )),
+                Timer::new(Spindle::new(model, slice_ns, config.time_slice_start)),
                 GFP_KERNEL,
             )?),
             None => None,

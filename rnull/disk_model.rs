@@ -21,6 +21,8 @@ pub(crate) struct DiskModel {
     pub(crate) half_rotation_ns: u64,
     /// Media rate in bytes per microsecond (= MB/s).
     pub(crate) bytes_per_us: u64,
+    /// Wall-clock ns per modelled ns (`model_time_dilation`, >= 1).
+    pub(crate) dilation: u64,
 }
 
 impl DiskModel {
@@ -31,6 +33,7 @@ impl DiskModel {
         seek_max_us: u64,
         rpm: u64,
         mbps: u64,
+        dilation: u64,
     ) -> Self {
         Self {
             capacity_sectors: capacity_sectors.max(1),
@@ -38,10 +41,16 @@ impl DiskModel {
             seek_max_ns: seek_max_us.max(seek_min_us) * 1000,
             half_rotation_ns: 30_000_000_000u64.checked_div(rpm).unwrap_or(0),
             bytes_per_us: mbps.max(1),
+            dilation: dilation.max(1),
         }
     }
 
-    /// Time to serve `bytes` at `sector` with the head after `head`.
+    /// Wall-clock duration of `model_ns` of modelled time.
+    pub(crate) fn wall_ns(&self, model_ns: u64) -> u64 {
+        model_ns.saturating_mul(self.dilation)
+    }
+
+    /// Modelled time to serve `bytes` at `sector` with the head after `head`.
     pub(crate) fn service_ns(&self, head: u64, sector: u64, bytes: u32) -> u64 {
         let transfer = u64::from(bytes) * 1000 / self.bytes_per_us;
         if sector == head {

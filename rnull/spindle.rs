@@ -123,8 +123,6 @@ pub(crate) struct Spindle {
     #[pin]
     state: IrqSpinLock<Dispatch>,
     model: DiskModel,
-    /// Wall-clock ns per modelled ns (`model_time_dilation`, >= 1).
-    dilation: u64,
     /// `time_slice_us` of the (single) hardware queue, in modelled ns.
     slice_ns: AtomicU64,
 }
@@ -135,12 +133,10 @@ impl Spindle {
         model: DiskModel,
         slice_ns: u64,
         start: SliceStart,
-        dilation: u64,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             state <- IrqSpinLock::new(Dispatch::new(start)),
             model,
-            dilation: dilation.max(1),
             slice_ns: AtomicU64::new(slice_ns),
         })
     }
@@ -149,11 +145,6 @@ impl Spindle {
     pub(crate) fn set_slice_ns(&self, ns: u64) {
         // Relaxed: a tunable; the next dispatch under the lock reads it.
         self.slice_ns.store(ns, Ordering::Relaxed);
-    }
-
-    /// Wall-clock duration of `model_ns` of modelled time.
-    fn wall_ns(&self, model_ns: u64) -> u64 {
-        model_ns.saturating_mul(self.dilation)
     }
 
     /// Stages a started request from software queue `sw_queue` and serves
@@ -185,7 +176,7 @@ impl Spindle {
             return;
         }
         // Relaxed: a tunable, applied from the next choice on.
-        let slice = self.wall_ns(self.slice_ns.load(Ordering::Relaxed));
+        let slice = self.model.wall_ns(self.slice_ns.load(Ordering::Relaxed));
         if st.sched.slice_ns() != slice {
             st.sched.set_slice_ns(slice);
             // Wait for the active queue's next request while its slice lasts.
@@ -217,7 +208,7 @@ impl Spindle {
             if let Some(rq) = next {
                 let info = rq.info();
                 let service = self.model.service_ns(st.head, info.sector, info.bytes);
-                let done_ns = now + self.wall_ns(service);
+                let done_ns = now + self.model.wall_ns(service);
                 st.head = info.sector + u64::from(info.bytes >> 9);
                 st.current = Some(Serving {
                     rq,
