@@ -608,9 +608,7 @@ def verdicts(rows: list[dict], meta: dict) -> dict:
             if ref is None:
                 warn(f"hotpath/{r['driver']}: no '{HOTPATH_REF_VARIANT}' reference")
                 continue
-            diff = r["iops_mean"] - ref["iops_mean"]
-            comb = math.sqrt(r["iops_stdev"] ** 2 + ref["iops_stdev"] ** 2)
-            within = abs(diff) <= comb
+            diff, comb, within = diff_within_spread(r, ref)
             pct = 100 * diff / ref["iops_mean"] if ref["iops_mean"] else float("nan")
             word = "within spread" if within else "outside spread"
             v.append({"check": "vs_tags_off", "driver": r["driver"],
@@ -626,14 +624,25 @@ def verdicts(rows: list[dict], meta: dict) -> dict:
         out["slices"] = slice_verdicts(rows, scen_rows["slices"])
     if "slice_single" in scen_rows:
         out["slice_single"] = [
-            {"check": "single_job", "variant": r["variant"], "value": r["ratio"],
-             "pass": r["ratio"] >= SLICE_LOSS_FLOOR,
-             "text": (f"{r['variant']} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])} "
-                      f"(target ≥ {SLICE_LOSS_FLOOR}) → "
-                      f"**{'PASS' if r['ratio'] >= SLICE_LOSS_FLOOR else 'FAIL'}**")}
+            pass_fail("single_job", r["ratio"] >= SLICE_LOSS_FLOOR,
+                      f"{r['variant']} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])} "
+                      f"(target ≥ {SLICE_LOSS_FLOOR})", variant=r["variant"], value=r["ratio"])
             for r in scen_rows["slice_single"]
             if r["ratio"] is not None and not r["variant"].endswith("-ts0")]
     return out
+
+
+def diff_within_spread(r, ref):
+    """(mean difference, combined stdev, whether the difference is within it)."""
+    diff = r["iops_mean"] - ref["iops_mean"]
+    comb = math.sqrt(r["iops_stdev"] ** 2 + ref["iops_stdev"] ** 2)
+    return diff, comb, abs(diff) <= comb
+
+
+def pass_fail(check, ok, text, **kw):
+    """A verdict entry whose text ends in PASS or FAIL."""
+    return {"check": check, "pass": ok,
+            "text": f"{text} → **{'PASS' if ok else 'FAIL'}**", **kw}
 
 
 def slice_cost_verdicts(rows, rs):
@@ -644,9 +653,7 @@ def slice_cost_verdicts(rows, rs):
             continue
         qd = r["variant"].split("-")[0]
         ref = find_row(rows, "slice_cost", f"{qd}-ts0", "rnull")
-        diff = r["iops_mean"] - ref["iops_mean"]
-        comb = math.sqrt(r["iops_stdev"] ** 2 + ref["iops_stdev"] ** 2)
-        within = abs(diff) <= comb
+        _, _, within = diff_within_spread(r, ref)
         nb = find_row(rows, "slice_cost", f"{qd}-null_blk", "null_blk")
         vs_c = ""
         if nb:
@@ -672,8 +679,7 @@ def slice_verdicts(rows, rs):
     v = []
 
     def check(name, ok, text, **kw):
-        v.append({"check": name, "pass": ok,
-                  "text": f"{text} → **{'PASS' if ok else 'FAIL'}**", **kw})
+        v.append(pass_fail(name, ok, text, **kw))
 
     max_nj = max(nj for _, _, nj in cells)
     slices = sorted({ts for _, ts, _ in cells if ts})
