@@ -4,11 +4,19 @@
 Used by test_report.py, and handy for looking at the plots:
 
     /usr/bin/python3 scripts/bench/report/fake_results.py /tmp/fake
+    /usr/bin/python3 scripts/bench/report/fake_results.py --boots --clock virtual /tmp/fake2
     /usr/bin/python3 scripts/bench/report/report.py /tmp/fake /tmp/fake-report
 
-A few cells have fixed per-round values (FIXED below) so the tests can check
-the computed statistics exactly; the rest follow plausible curves plus
+generate() writes the old layout (one boot, every scenario). A few cells
+have fixed per-round values (FIXED below) so the tests can check the
+computed statistics exactly; the rest follow plausible curves plus
 deterministic pseudo-random noise.
+
+generate_boots() writes the new layout: boots c1 and c4 with the peak
+matrix (with `ref` and `params` files) and hotpath, on the virtual or the
+wall clock. Its means are exact (peak_mean(), HOTPATH_FACTOR); the rounds
+scatter around them by ROUND_SCATTER[clock], in opposite directions for
+rnull and null_blk.
 """
 
 from __future__ import annotations
@@ -248,13 +256,109 @@ def generate(root, rounds=ROUNDS, seed=1):
     return root
 
 
+# --------------------------------------------------------------------------
+# new layout: several boots, the peak matrix
+
+BOOT_CPUS = (1, 4)
+# null_blk IOPS per vCPU at qd1 by variant kind; qd32 gives 1.5 times that
+PEAK_NULL_BLK = {"irq0": 200000, "irq1": 150000, "irq2": 60000,
+                 "mem-write": 90000, "mem-read": 120000}
+RNULL_AHEAD = 1.03                       # rnull / null_blk, unless below
+RNULL_FACTOR = {(1, "irq1-qd1"): 0.99,   # just behind: must give "behind"
+                (4, "irq2-qd1"): 0.90}   # clearly behind
+RNULL_MOD_FACTOR = 0.95                  # rnull_mod / null_blk (c1, irq0 only)
+HOST_COST = 0.997                        # rnull(host-*) / rnull(ref) ...
+HOST_COST_FIXED = {(4, "host-lend-qd32"): 0.98}   # ... except this one (> 1 %)
+TS250_COST = 0.995
+HOTPATH_FACTOR = {"tags-off": 1.0, "fair": 1.0005, "borrow": 0.98}
+HOTPATH_BASE = 300000
+# per-round multipliers, cycled; opposite for null_blk
+ROUND_SCATTER = {"virtual": (1 - 1e-5, 1.0, 1 + 1e-5), "wall": (0.99, 1.0, 1.01)}
+
+
+def peak_variants(cpus):
+    """[(variant, [drivers], ref)] of the peak matrix of one boot."""
+    out = []
+    for kind in ("irq0", "irq1", "irq2", "mem-write", "mem-read"):
+        for qd in (1, 32):
+            drvs = ["rnull", "null_blk"] + (["rnull_mod"] if (cpus, kind) == (1, "irq0") else [])
+            out.append((f"{kind}-qd{qd}", drvs, None))
+    for qd in (1, 32):
+        for pol in ("fair", "borrow", "lend", "none"):
+            out.append((f"host-{pol}-qd{qd}", ["rnull"], f"irq0-qd{qd}"))
+    for qd in (1, 32):
+        out.append((f"ts250-qd{qd}", ["rnull"], f"irq0-qd{qd}"))
+    return out
+
+
+def peak_mean(cpus, var, drv):
+    """The exact mean IOPS of a peak matrix cell."""
+    kind, qd = var.rsplit("-qd", 1)
+    if kind.startswith("host-") or kind.startswith("ts"):
+        cost = (HOST_COST_FIXED.get((cpus, var), HOST_COST) if kind.startswith("host-")
+                else TS250_COST)
+        return peak_mean(cpus, f"irq0-qd{qd}", "rnull") * cost
+    nb = PEAK_NULL_BLK[kind] * cpus * (1.5 if qd == "32" else 1.0)
+    if drv == "null_blk":
+        return nb
+    if drv == "rnull_mod":
+        return nb * RNULL_MOD_FACTOR
+    return nb * RNULL_FACTOR.get((cpus, var), RNULL_AHEAD)
+
+
+def generate_boots(root, clock="virtual", rounds=ROUNDS, tweak=None):
+    """Write a new-layout RESULTS tree; tweak {(cpus, variant, driver): f}
+    multiplies those cells' IOPS (to fake a second, different run)."""
+    tweak = tweak or {}
+    scatter = ROUND_SCATTER[clock]
+
+    def put(cpus, scen, var, drv, mean, write=False):
+        for r in range(rounds):
+            m = scatter[r % len(scatter)]
+            io = mean * tweak.get((cpus, var, drv), 1.0) * (m if drv != "null_blk" else 2 - m)
+            kw = {"write_iops": io} if write else {"read_iops": io}
+            write_json(os.path.join(root, f"c{cpus}", scen, var, drv, f"r{r + 1}.json"),
+                       fio_doc([fio_job(scen, **kw)]))
+
+    for cpus in BOOT_CPUS:
+        for var, drvs, ref in peak_variants(cpus):
+            for drv in drvs:
+                put(cpus, "peak", var, drv, peak_mean(cpus, var, drv),
+                    write=var.startswith("mem-write"))
+            vdir = os.path.join(root, f"c{cpus}", "peak", var)
+            if ref:
+                with open(os.path.join(vdir, "ref"), "w") as f:
+                    f.write(ref + "\n")
+            with open(os.path.join(vdir, "params"), "w") as f:
+                for drv in drvs:
+                    f.write(f"{drv}: irqmode={var[3] if var.startswith('irq') else 0} "
+                            f"submit_queues={cpus}\n")
+        for var, fac in HOTPATH_FACTOR.items():
+            put(cpus, "hotpath", var, "rnull", HOTPATH_BASE * cpus * fac)
+    write_json(os.path.join(root, "meta.json"), {
+        "date": "2025-02-01T12:00:00Z", "clock": clock, "guest_mem": "1G",
+        "boots": [{"cpus": c, "scenarios": ["peak", "hotpath"]} for c in BOOT_CPUS],
+        "rounds": rounds, "kernel": "6.12.117",
+        "command": f"make bench CLOCK={clock} ROUNDS={rounds}", "wall_seconds": 2345,
+        "scenarios": {"peak": {"title": "Peak matrix: 4k randread, io_uring, gtod_reduce"},
+                      "hotpath": META_SCENARIOS["hotpath"]}})
+    return root
+
+
 def main():
     ap = argparse.ArgumentParser(description="Write a synthetic rnull RESULTS tree.")
     ap.add_argument("outdir")
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--boots", action="store_true",
+                    help="new layout (boots c1 and c4, peak matrix)")
+    ap.add_argument("--clock", choices=("virtual", "wall"), default="virtual",
+                    help="with --boots: the clock in meta.json")
     a = ap.parse_args()
-    generate(a.outdir, a.rounds, a.seed)
+    if a.boots:
+        generate_boots(a.outdir, a.clock, a.rounds)
+    else:
+        generate(a.outdir, a.rounds, a.seed)
     print(a.outdir)
 
 

@@ -1,8 +1,9 @@
-"""Tests for report.py (plain unittest).
+"""Tests for the report generator and compare.py (plain unittest).
 
     /usr/bin/python3 -m unittest discover -s scripts/bench/report -v
 
-PNG checks are skipped when matplotlib is not importable.
+PNG checks are skipped when matplotlib is not importable; the scipy
+comparison of the built-in t distribution when scipy is not.
 """
 
 import contextlib
@@ -15,12 +16,16 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import compare  # noqa: E402
 import fake_results  # noqa: E402
 import report  # noqa: E402
+import stats  # noqa: E402
+import verdicts  # noqa: E402
 
 try:
     import matplotlib  # noqa: F401
@@ -35,10 +40,31 @@ EXPECTED_PNGS = [
 ]
 
 
-def read_csv(path):
+def read_csv(path, with_cpus=False):
+    """{(scenario, variant, driver, job): row}, keyed by cpus first with
+    with_cpus."""
     with open(path, newline="", encoding="utf-8") as f:
-        return {(r["scenario"], r["variant"], r["driver"], r["job"]): r
+        return {((int(r["cpus"]),) if with_cpus else ())
+                + (r["scenario"], r["variant"], r["driver"], r["job"]): r
                 for r in csv.DictReader(f)}
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def table_captions(md):
+    """For each markdown table, the nearest non-empty line above it."""
+    lines = md.split("\n")
+    out = []
+    for i, ln in enumerate(lines):
+        if ln.startswith("|---"):
+            j = i - 2
+            while j >= 0 and not lines[j].strip():
+                j -= 1
+            out.append(lines[j] if j >= 0 else "")
+    return out
 
 
 def quiet(fn, *a, **kw):
@@ -49,22 +75,56 @@ def quiet(fn, *a, **kw):
     return res, buf.getvalue()
 
 
-class FullTreeTest(unittest.TestCase):
+class GeneratedTree(unittest.TestCase):
+    """A fake RESULTS tree written by write(results) and its report, made
+    once per class: cls.results, cls.out, cls.res, cls.stderr, cls.md."""
+
     @classmethod
-    def setUpClass(cls):
+    def make(cls, write, plots):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.results = os.path.join(cls.tmp.name, "results")
         cls.out = os.path.join(cls.tmp.name, "out")
-        fake_results.generate(cls.results, rounds=3, seed=7)
-        cls.res, cls.stderr = quiet(report.generate, cls.results, cls.out, plots=HAVE_MPL)
-        cls.csv = read_csv(os.path.join(cls.out, "summary.csv"))
+        write(cls.results)
+        cls.res, cls.stderr = quiet(report.generate, cls.results, cls.out, plots=plots)
+        cls.md = read(os.path.join(cls.out, "report.md"))
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+
+class FullTreeTest(GeneratedTree):
+    @classmethod
+    def setUpClass(cls):
+        cls.make(lambda d: fake_results.generate(d, rounds=3, seed=7), HAVE_MPL)
+        cls.csv = read_csv(os.path.join(cls.out, "summary.csv"))
+
     def test_no_warnings_on_clean_tree(self):
         self.assertEqual(self.res["warnings"], [], self.stderr)
+
+    def test_peak_ratio_ci_and_welch(self):
+        r = self.csv[("peak", "qd32", "rnull", "")]
+        # delta method on the log means: ua = 1e8/(3·310000²), ub = 1e8/(3·340000²),
+        # df = (ua+ub)²/(ua²/2 + ub²/2) = 3.9663, t(0.975, 3.9663) = 2.7809
+        self.assertAlmostEqual(float(r["ratio_df"]), 3.96635, places=4)
+        self.assertAlmostEqual(float(r["ratio_ci_lo"]), 0.849945, places=5)
+        self.assertAlmostEqual(float(r["ratio_ci_hi"]), 0.978081, places=5)
+        # Welch: t = -30000/√(2e8/3) = -3.674235, df = 4; closed-form t(4) cdf
+        t = 30000 / math.sqrt(2e8 / 3)
+        u = t / math.sqrt(1 + t * t / 4)
+        p = 2 * (0.5 - 0.375 * u * (1 - (t * t / (1 + t * t / 4)) / 12))
+        self.assertAlmostEqual(float(r["ratio_p"]), p, places=5)
+        self.assertAlmostEqual(p, 0.0213116, places=6)
+        # round-paired ratios: 300/330, 310/340, 320/350
+        self.assertAlmostEqual(float(r["ratio_rmin"]), 300 / 330, places=5)
+        self.assertAlmostEqual(float(r["ratio_rmax"]), 320 / 350, places=5)
+
+    def test_cpus_and_meta_copy(self):
+        self.assertEqual({r["cpus"] for r in self.csv.values()}, {"2"})   # meta guest_cpus
+        meta = json.loads(read(os.path.join(self.out, "meta.json")))
+        self.assertEqual(meta["kernel"], "6.12.117")
+        self.assertEqual(self.res["clock"], "wall")
+        self.assertEqual(self.res["peak_matrix"], [])   # old peak variants qd1/qd32
 
     def test_peak_stats_and_ratio(self):
         r = self.csv[("peak", "qd32", "rnull", "")]
@@ -111,8 +171,12 @@ class FullTreeTest(unittest.TestCase):
         self.assertAlmostEqual(float(r["ratio"]), ratio, places=5)
         self.assertAlmostEqual(float(r["ratio_spread"]), spread, places=5)
         v = {x["variant"]: x for x in self.res["verdicts"]["hotpath"]}
-        self.assertTrue(v["fair"]["within_spread"])      # |-2000| <= sqrt(4000²+4000²)
-        self.assertFalse(v["borrow"]["within_spread"])   # |-22000| > sqrt(2000²+4000²)
+        # wall clock (no clock in meta.json): the ratio's 95% CI decides
+        self.assertEqual(v["fair"]["outcome"], "indistinguishable")   # CI contains 1
+        self.assertEqual(v["borrow"]["outcome"], "lower")             # CI below 1
+        self.assertLess(v["borrow"]["ci_hi"], 1.0)
+        self.assertLess(v["fair"]["ci_lo"], 1.0)
+        self.assertGreater(v["fair"]["ci_hi"], 1.0)
         self.assertAlmostEqual(v["borrow"]["diff"], -22000)
 
     def test_slices_reference_is_ts0_same_jobs(self):
@@ -147,14 +211,13 @@ class FullTreeTest(unittest.TestCase):
     def test_slice_cost_verdicts(self):
         v = {x["variant"]: x for x in self.res["verdicts"]["slice_cost"]}
         self.assertEqual(set(v), {"qd1-ts250", "qd32-ts250"})
-        self.assertTrue(v["qd32-ts250"]["within_spread"])
-        self.assertFalse(v["qd1-ts250"]["within_spread"])
+        self.assertEqual(v["qd32-ts250"]["outcome"], "indistinguishable")
+        self.assertEqual(v["qd1-ts250"]["outcome"], "lower")
         self.assertEqual(self.csv[("slice_cost", "qd32-null_blk", "null_blk", "")]["ref"],
                          "rnull/qd32-ts0")
 
     def test_herrmann_layout(self):
-        with open(os.path.join(self.out, "report.md"), encoding="utf-8") as f:
-            md = f.read()
+        md = self.md
         self.assertIn("| jobs | time_slice_us=0 | time_slice_us=250 | time_slice_us=1000 |", md)
         self.assertIn("| 8 | 100.0 (0.0) | 150.0 (0.0) | 720.0 (0.0) |", md)
 
@@ -192,6 +255,7 @@ class FullTreeTest(unittest.TestCase):
             obj = json.load(f)
         self.assertEqual(len(obj["rows"]), len(self.csv))
         self.assertEqual(obj["meta"]["rounds"], 3)
+        self.assertEqual(obj["clock"], "wall")
         row = [r for r in obj["rows"] if (r["scenario"], r["variant"], r["driver"])
                == ("peak", "qd32", "rnull")][0]
         self.assertAlmostEqual(row["iops_stdev"], 10000)
@@ -202,12 +266,20 @@ class FullTreeTest(unittest.TestCase):
         with open(path, encoding="utf-8") as f:
             md = f.read()
         for s in ("# rnull benchmark report", "6.12.117", "2 vCPU", "make bench",
-                  "20m 34s", "(`peak`)", "(`fairness`)", "within spread",
-                  "outside spread", "**PASS**", "**FAIL**", "310.0k ± 10.0k"):
+                  "20m 34s", "(`peak`)", "(`fairness`)", "**Clock:** wall",
+                  "## What this clock cannot show (wall)",
+                  "no difference resolved (95% CI contains 1)", "lower (95% CI below 1)",
+                  "**PASS**", "**FAIL**", "310.0k ± 10.0k", "95% CI, Welch p"):
             self.assertIn(s, md)
+        for s in ("within spread", "outside spread"):
+            self.assertNotIn(s, md)
+        caps = table_captions(md)
+        self.assertGreater(len(caps), 10)
+        for c in caps:
+            self.assertIn("wall clock", c)
         if HAVE_MPL:
             for png in EXPECTED_PNGS:
-                self.assertIn(f"]({png})", md)
+                self.assertEqual(md.count(f"]({png})"), 1, png)
 
     @unittest.skipUnless(HAVE_MPL, "matplotlib not available")
     def test_pngs_exist(self):
@@ -217,6 +289,276 @@ class FullTreeTest(unittest.TestCase):
             with open(p, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
             self.assertGreater(os.path.getsize(p), 5000, png)
+
+
+class StatsTest(unittest.TestCase):
+    """Against values computed by hand (and the t tables)."""
+
+    A, B = [10, 12, 14], [8, 9, 10]   # means 12 and 9, variances 4 and 1
+
+    def test_welch(self):
+        w = stats.welch(self.A, self.B)
+        self.assertAlmostEqual(w["t"], 3 / math.sqrt(4 / 3 + 1 / 3), places=12)   # 2.32379
+        self.assertAlmostEqual(w["df"], 50 / 17, places=12)   # (5/3)² / ((4/3)²/2 + (1/3)²/2)
+        self.assertAlmostEqual(w["p"], 0.104479, places=5)
+        self.assertIsNone(stats.welch([1], [1, 2]))
+        self.assertEqual(stats.welch([5, 5], [5, 5])["p"], 1.0)
+        self.assertEqual(stats.welch([5, 5], [6, 6])["p"], 0.0)
+
+    def test_ratio_ci_delta_method(self):
+        lo, hi, df = stats.ratio_ci(self.A, self.B)
+        ua, ub = 4 / (3 * 144), 1 / (3 * 81)
+        self.assertAlmostEqual(df, (ua + ub) ** 2 / (ua ** 2 / 2 + ub ** 2 / 2), places=9)
+        self.assertAlmostEqual(df, 3.484536, places=6)
+        self.assertAlmostEqual(lo, 0.948345, places=5)
+        self.assertAlmostEqual(hi, 1.874611, places=5)
+        self.assertAlmostEqual(math.sqrt(lo * hi), 12 / 9, places=9)   # symmetric in log
+        self.assertIsNone(stats.ratio_ci([1], [1, 2]))
+        self.assertEqual(stats.ratio_ci([4, 4], [2, 2]), (2.0, 2.0, None))
+
+    def test_t_quantile_builtin_known_values(self):
+        for p, df, t in ((0.975, 4, 2.776445), (0.975, 10, 2.228139), (0.995, 1, 63.656741),
+                         (0.95, 30, 1.697261), (0.975, 1e6, 1.959966)):
+            self.assertAlmostEqual(stats.t_ppf_builtin(p, df), t, places=5, msg=(p, df))
+            self.assertAlmostEqual(stats.t_ppf_builtin(1 - p, df), -t, places=5)
+        self.assertEqual(stats.t_ppf_builtin(0.5, 3), 0.0)
+        # df = 1 is Cauchy: P(T > 2) = 1/2 − atan(2)/π
+        self.assertAlmostEqual(stats.t_sf_builtin(2.0, 1), 0.5 - math.atan(2) / math.pi, places=12)
+        with self.assertRaises(ValueError):
+            stats.t_ppf_builtin(1.0, 4)
+
+    def test_fallback_without_scipy(self):
+        with mock.patch.object(stats, "_scipy_t", None):
+            self.assertAlmostEqual(stats.t_ppf(0.975, 4), 2.776445, places=5)
+            w = stats.welch(self.A, self.B)
+            lo, hi, _ = stats.ratio_ci(self.A, self.B)
+        self.assertAlmostEqual(w["p"], 0.104479, places=5)
+        self.assertAlmostEqual(lo, 0.948345, places=5)
+        self.assertAlmostEqual(hi, 1.874611, places=5)
+
+    def test_builtin_agrees_with_scipy(self):
+        try:
+            from scipy.stats import t
+        except ImportError:
+            self.skipTest("scipy not available")
+        for df in (1, 2.5, 4, 9.7, 30, 200):
+            for p in (0.6, 0.9, 0.975, 0.999):
+                self.assertAlmostEqual(stats.t_ppf_builtin(p, df), t.ppf(p, df),
+                                       delta=1e-7 * abs(t.ppf(p, df)))
+            for x in (0.3, 1.5, 4.0):
+                self.assertAlmostEqual(stats.t_sf_builtin(x, df), t.sf(x, df), places=10)
+
+    def test_round_ratio_range_pairs_rounds(self):
+        # rounds 1 and 2 of a against rounds 1 and 2 of b, listed in another order
+        self.assertEqual(stats.round_ratio_range([10, 20], [10, 5], [1, 2], [1, 2]), (1.0, 4.0))
+        self.assertEqual(stats.round_ratio_range([10, 20], [5, 10], [1, 2], [2, 1]), (1.0, 4.0))
+        self.assertEqual(stats.round_ratio_range([10, 20], [5, 10]), (2.0, 2.0))
+        # no common round: the extremes
+        self.assertEqual(stats.round_ratio_range([10, 20], [5, 10], [1, 2], [3, 4]), (1.0, 4.0))
+
+    def test_classify_and_peak_threshold(self):
+        C = verdicts.classify
+        self.assertEqual(C({"ratio": 0.99}, "virtual", 1.0), "below")
+        self.assertEqual(C({"ratio": 1.0}, "virtual", 1.0), "above")
+        self.assertEqual(C({"ratio": 1.1, "ci_lo": 0.98, "ci_hi": 1.2}, "wall", 1.0), "straddles")
+        self.assertEqual(C({"ratio": 1.1, "ci_lo": 1.001, "ci_hi": 1.2}, "wall", 1.0), "above")
+        self.assertEqual(C({"ratio": 0.9, "ci_lo": 0.8, "ci_hi": 0.99}, "wall", 1.0), "below")
+        self.assertEqual(C({"ratio": 1.1, "ci_lo": None}, "wall", 1.0), "above")   # n < 2
+        v = verdicts.target_verdict("x", {"ratio": 0.99}, "virtual", 1.0, "rnull/null_blk",
+                                    verdicts.PEAK_WORDS)
+        self.assertEqual(v["outcome"], "behind")
+        self.assertFalse(v["pass"])
+        self.assertTrue(v["text"].endswith("→ **behind**"))
+
+
+class BootsVirtualTest(GeneratedTree):
+    """New layout: boots c1 and c4, peak matrix, virtual clock."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make(lambda d: fake_results.generate_boots(d, "virtual"), HAVE_MPL)
+        cls.csv = read_csv(os.path.join(cls.out, "summary.csv"), with_cpus=True)
+        cls.cells = {(c["cpus"], c["variant"]): c for c in cls.res["peak_matrix"]}
+
+    def test_no_warnings(self):
+        self.assertEqual(self.res["warnings"], [], self.stderr)
+        self.assertEqual(self.res["clock"], "virtual")
+
+    def test_rows_per_boot(self):
+        self.assertEqual({k[0] for k in self.csv}, {1, 4})
+        self.assertIn((1, "peak", "irq0-qd1", "rnull_mod", ""), self.csv)
+        self.assertNotIn((4, "peak", "irq0-qd1", "rnull_mod", ""), self.csv)
+        r = self.csv[(4, "peak", "irq0-qd32", "null_blk", "")]
+        self.assertAlmostEqual(float(r["iops_mean"]), 200000 * 4 * 1.5, places=2)
+
+    def test_ref_file_gives_null_blk_of_ref_variant(self):
+        r = self.csv[(1, "peak", "host-fair-qd1", "rnull", "")]
+        self.assertEqual(r["ref"], "null_blk/irq0-qd1")
+        self.assertAlmostEqual(float(r["ratio"]), 1.03 * 0.997, places=6)
+        c = self.cells[(1, "host-fair-qd1")]
+        self.assertEqual(c["ref"], "irq0-qd1")
+        self.assertEqual(c["null_blk_variant"], "irq0-qd1")
+        self.assertAlmostEqual(c["cost_vs_ref"]["ratio"], 0.997, places=9)
+        self.assertIsNone(self.cells[(1, "irq0-qd1")]["cost_vs_ref"])
+
+    def test_matrix_cells(self):
+        self.assertEqual(len(self.cells), 2 * 20)
+        mod = {k for k, c in self.cells.items() if c["rnull_mod_vs_null_blk"]}
+        self.assertEqual(mod, {(1, "irq0-qd1"), (1, "irq0-qd32")})
+        st = self.cells[(4, "irq1-qd32")]["rnull_vs_null_blk"]
+        self.assertAlmostEqual(st["ratio"], 1.03, places=9)
+        # rounds scatter by ±1e-5 in opposite directions for rnull and null_blk
+        self.assertAlmostEqual(st["rmin"], 1.03 * (1 - 1e-5) / (1 + 1e-5), places=9)
+        self.assertAlmostEqual(st["rmax"], 1.03 * (1 + 1e-5) / (1 - 1e-5), places=9)
+
+    def test_peak_verdicts(self):
+        v = self.res["verdicts"]["peak"]
+        behind = {x["text"].split(":")[0] for x in v
+                  if x["check"] == "rnull_vs_null_blk" and x["outcome"] == "behind"}
+        self.assertEqual(behind, {"c1 irq1-qd1", "c4 irq2-qd1"})
+        texts = [x["text"] for x in v if not x["pass"]]
+        self.assertEqual(len(texts), 3, texts)
+        self.assertTrue(any(t.startswith("c1 irq1-qd1: rnull/null_blk = 0.9900") for t in texts))
+        host = {x["variant"]: x for x in v if x["check"] == "host_cost" and not x["pass"]}
+        self.assertEqual(list(host), ["host-lend-qd32"])
+        self.assertEqual(host["host-lend-qd32"]["outcome"], "costs > 1%")
+        self.assertEqual(len([x for x in v if x["check"] == "host_cost"]), 2 * 8)
+
+    def test_hotpath_relative_difference(self):
+        v = self.res["verdicts"]["hotpath"]
+        self.assertEqual({(x["cpus"], x["variant"]): x["outcome"] for x in v},
+                         {(1, "fair"): "equal", (1, "borrow"): "lower",
+                          (4, "fair"): "equal", (4, "borrow"): "lower"})
+        self.assertIn("c4: rnull/borrow vs tags-off: -2.00%", self.md)
+        self.assertIn("lower by 2.00%", self.md)
+
+    def test_report_md(self):
+        for s in ("**Clock:** virtual", "1, 4 vCPU (one boot per vCPU count)",
+                  "## What this clock cannot show (virtual)", "Contention between CPUs",
+                  "| 1 | host-fair-qd1 | 205.4k ± 2 | 200.0k ± 2 (irq0-qd1) | 1.0269 ",
+                  "0.9970 (0.9970–0.9970) vs irq0-qd1", "`irqmode=2 submit_queues=4`",
+                  "→ **behind**", "→ **costs > 1%**"):
+            self.assertIn(s, self.md)
+        self.assertNotIn("95% CI", self.md.split("## What this clock")[1])
+        caps = table_captions(self.md)
+        self.assertGreaterEqual(len(caps), 4)
+        for c in caps:
+            self.assertIn("virtual clock", c)
+
+    def test_meta_and_json(self):
+        obj = json.loads(read(os.path.join(self.out, "summary.json")))
+        self.assertEqual(obj["clock"], "virtual")
+        self.assertEqual(len(obj["peak_matrix"]), 40)
+        cell = [c for c in obj["peak_matrix"] if (c["cpus"], c["variant"]) == (4, "irq0-qd1")][0]
+        self.assertAlmostEqual(cell["rnull"], 824000, places=3)
+        meta = json.loads(read(os.path.join(self.out, "meta.json")))
+        self.assertEqual(meta["boots"][1]["cpus"], 4)
+
+    @unittest.skipUnless(HAVE_MPL, "matplotlib not available")
+    def test_pngs(self):
+        self.assertEqual(self.res["plots"]["peak"], ["peak.png"])
+        self.assertEqual(self.res["plots"]["hotpath"], ["hotpath_c1.png", "hotpath_c4.png"])
+        for png in ("peak.png", "hotpath_c1.png", "hotpath_c4.png"):
+            self.assertIn(f"]({png})", self.md)
+            self.assertGreater(os.path.getsize(os.path.join(self.out, png)), 5000)
+
+
+class BootsWallTest(GeneratedTree):
+    """The same tree on the wall clock: rounds scatter by ±1 %, the CI decides."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make(lambda d: fake_results.generate_boots(d, "wall"), False)
+
+    def test_ci_of_ratio(self):
+        c = [c for c in self.res["peak_matrix"] if (c["cpus"], c["variant"]) == (1, "irq0-qd1")][0]
+        st = c["rnull_vs_null_blk"]
+        # rounds m·(0.99, 1, 1.01): variance of each mean 1e-4/3 (relative), df = 4
+        h = 2.776445 * math.sqrt(2e-4 / 3)
+        self.assertAlmostEqual(st["df"], 4.0, places=9)
+        self.assertAlmostEqual(st["ci_lo"], 1.03 * math.exp(-h), places=5)
+        self.assertAlmostEqual(st["ci_hi"], 1.03 * math.exp(h), places=5)
+
+    def test_outcomes(self):
+        v = self.res["verdicts"]["peak"]
+        peak = {(x["text"].split(":")[0]): x["outcome"] for x in v
+                if x["check"] == "rnull_vs_null_blk"}
+        self.assertEqual(peak["c1 irq0-qd1"], "ahead")               # CI [1.007, 1.054]
+        self.assertEqual(peak["c1 irq1-qd1"], "indistinguishable")   # 0.99, CI contains 1
+        self.assertEqual(peak["c4 irq2-qd1"], "behind")              # 0.90, CI below 1
+        host = {x["outcome"] for x in v if x["check"] == "host_cost"}
+        self.assertEqual(host, {"indistinguishable from a 1% cost"})
+        self.assertFalse(any(x["pass"] for x in v if x["check"] == "host_cost"))
+
+    def test_report_md(self):
+        for s in ("**Clock:** wall", "## What this clock cannot show (wall)",
+                  "(target: 95% CI ≥ 1.00) → **behind**", "p<0.001"):
+            self.assertIn(s, self.md)
+        for c in table_captions(self.md):
+            self.assertIn("wall clock", c)
+
+
+class CompareTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.runs = {}
+        for name, tweak in (("a", None), ("b", {(4, "irq0-qd32", "rnull"): 1.004}),
+                            ("c", {(1, "mem-read-qd1", "null_blk"): 0.99})):
+            res = os.path.join(cls.tmp.name, name)
+            fake_results.generate_boots(res, "virtual", tweak=tweak)
+            quiet(report.generate, res, res + "-out", plots=False)
+            cls.runs[name] = res + "-out"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_same_run(self):
+        lines, s = compare.compare(self.runs["a"], self.runs["a"])
+        self.assertEqual(s["iops_max_rel"], 0.0)
+        self.assertTrue(s["agree"])
+        self.assertEqual(s["rows"], 68)
+
+    def test_small_difference_agrees(self):
+        lines, s = compare.compare(self.runs["a"], self.runs["b"])
+        self.assertAlmostEqual(s["iops_max_rel"], 0.004, places=9)
+        self.assertAlmostEqual(s["ratio_max_rel"], 0.004, places=9)
+        self.assertTrue(s["agree"])
+        md = "\n".join(lines)
+        self.assertIn("| 4 | peak | irq0-qd32 | rnull | 1,236,000.0 | 1,240,944.0 | +0.400% |", md)
+        self.assertIn("runs agree within 0.5%: **yes**", md)
+
+    def test_ratio_difference_disagrees(self):
+        _, s = compare.compare(self.runs["a"], self.runs["c"])
+        # null_blk 1 % lower: the ratio rnull/null_blk is 1/0.99 − 1 higher
+        self.assertAlmostEqual(s["ratio_max_rel"], 1 / 0.99 - 1, places=9)
+        self.assertAlmostEqual(s["iops_max_rel"], 0.01, places=9)
+        self.assertFalse(s["agree"])
+
+    def test_old_summary_without_cpus(self):
+        with tempfile.TemporaryDirectory() as d:
+            fake_results.generate(os.path.join(d, "r"), rounds=3, seed=7)
+            quiet(report.generate, os.path.join(d, "r"), os.path.join(d, "o"), plots=False)
+            obj = json.loads(read(os.path.join(d, "o", "summary.json")))
+            for r in obj["rows"]:
+                del r["cpus"]            # as in summaries written before boots
+            with open(os.path.join(d, "o", "summary.json"), "w") as f:
+                json.dump(obj, f)
+            lines, s = compare.compare(os.path.join(d, "o"), os.path.join(d, "o"))
+        self.assertIn("| 2 | peak | qd32 | rnull |", "\n".join(lines))
+        self.assertTrue(s["agree"])
+
+    def test_cli_exit_zero(self):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "compare.py"),
+                            self.runs["a"], self.runs["c"]], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("runs agree within 0.5%: **no**", p.stdout)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "compare.py"),
+                            self.runs["a"], os.path.join(self.tmp.name, "nope")],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("error", p.stderr)
 
 
 class RobustnessTest(unittest.TestCase):
@@ -283,6 +625,41 @@ class RobustnessTest(unittest.TestCase):
         res, _ = quiet(report.generate, self.root, self.out)
         self.assertEqual(res["rows"], [])
         self.assertTrue(os.path.isfile(os.path.join(self.out, "report.md")))
+
+    def test_new_layout_problems(self):
+        J, D = fake_results.fio_job, fake_results.fio_doc
+        self.put("meta.json", {"clock": "sundial", "boots": [{"cpus": 2, "scenarios": ["peak"]},
+                                                              {"cpus": 8, "scenarios": ["peak"]}]})
+        self.put("c2/peak/irq0-qd1/rnull/r1.json", D([J("p", read_iops=100)]))
+        self.put("c2/peak/irq0-qd1/null_blk/r1.json", D([J("p", read_iops=90)]))
+        self.put("c2/peak/irq0-qd1/params", "rnull irqmode=0\nnull_blk: irqmode=0\n")
+        self.put("c2/peak/host-fair-qd1/rnull/r1.json", D([J("p", read_iops=95)]))
+        self.put("c2/peak/host-fair-qd1/ref", "irq9-qd1\n")      # no such variant
+        res, _ = quiet(report.generate, self.root, self.out, plots=False)
+        w = "\n".join(res["warnings"])
+        self.assertIn("clock 'sundial'", w)
+        self.assertIn("8 vCPUs", w)                        # boot listed, directory missing
+        self.assertIn("expected '<driver>: <module params>'", w)
+        self.assertIn("host cost not checked", w)
+        self.assertEqual(res["clock"], "wall")
+        rows = {(r["cpus"], r["variant"], r["driver"]): r for r in res["rows"]}
+        self.assertEqual(rows[(2, "irq0-qd1", "null_blk")]["params"], "irqmode=0")
+        self.assertIsNone(rows[(2, "irq0-qd1", "rnull")]["params"])
+        self.assertIsNone(rows[(2, "host-fair-qd1", "rnull")]["ratio"])   # no null_blk anywhere
+        # one round: no CI on the wall clock, the ratio of means decides
+        v = [x for x in res["verdicts"]["peak"] if x["variant"] == "irq0-qd1"][0]
+        self.assertEqual(v["outcome"], "ahead")
+        self.assertIn("no CI: fewer than 2 rounds", v["text"])
+
+    def test_without_matplotlib(self):
+        self.put("peak/qd1/rnull/r1.json", fake_results.fio_doc([fake_results.fio_job(
+            "p", read_iops=5)]))
+        with mock.patch.dict(sys.modules, {"matplotlib": None}):
+            res, err = quiet(report.generate, self.root, self.out, plots=True)
+        self.assertEqual(res["plots"], {})
+        self.assertTrue(any("matplotlib unavailable" in w for w in res["warnings"]))
+        self.assertTrue(os.path.isfile(os.path.join(self.out, "report.md")))
+        self.assertFalse(os.path.exists(os.path.join(self.out, "peak.png")))
 
     def test_group_sum_over_jobs(self):
         J = fake_results.fio_job

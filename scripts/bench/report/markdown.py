@@ -1,0 +1,226 @@
+"""report.md: header, the clock and what it cannot show, verdict summary,
+then per scenario its plots, tables (each captioned with the clock) and
+verdicts."""
+
+from __future__ import annotations
+
+from clocks import CANNOT_SHOW, COMPARISON, LABEL, MEANS, WALL
+from common import WARNINGS, cpus_key, dig, ordered
+from fmt import fmt_ci, fmt_cmp, fmt_iops, fmt_ratio, fmt_us, fmt_wall, md_escape
+from names import (HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, RATIO_HEAD, REF_DRIVER,
+                   SCENARIO_ORDER, SLICE_WORKLOADS)
+from parse import PCT_KEYS
+from plots import scenario_title
+from rows import by_cpus, by_scenario, row_cmp, slice_cells
+
+
+def md_table(head, body) -> list[str]:
+    """Markdown table lines from a header and rows of cells."""
+    return (["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * len(head)) + "|"]
+            + ["| " + " | ".join(c) + " |" for c in body])
+
+
+def caption(text, clock) -> list[str]:
+    """A table caption that names the clock."""
+    return [f"_{text}; {clock} clock._", ""]
+
+
+def _mean_sd(r):
+    return "–" if r is None else f"{fmt_iops(r['iops_mean'])} ± {fmt_iops(r['iops_stdev'])}"
+
+
+def scenario_table(rs, scen, clock):
+    multi = len({r["cpus"] for r in rs}) > 1
+    has_job = any(r["job"] for r in rs)
+    has_ratio = any(r["ratio"] is not None for r in rs)
+    has_ci = has_ratio and clock == WALL
+    has_pct = any(r["p50_ns"] is not None for r in rs)
+    has_lat = scen in PER_JOB_SCENARIOS and any(r["lat_mean_ns"] is not None for r in rs)
+    has_ctx = any(r["ctx_per_io"] is not None for r in rs) and scen == "starvation"
+    ref = next((r["ref"] for r in rs if r["ref"]), REF_DRIVER)
+    head = ((["vCPUs"] if multi else []) + ["Variant", "Driver"] + (["Job"] if has_job else [])
+            + ["n", "IOPS (mean ± sd)", "min – max"])
+    if has_ratio:
+        head.append(RATIO_HEAD.get(scen, f"ratio vs {ref}"))
+    if has_ci:
+        head.append("95% CI, Welch p")
+    if has_pct:
+        head += ["p50 µs", "p99 µs", "p99.9 µs"]
+    if has_lat:
+        head.append("mean lat µs")
+    if has_ctx:
+        head.append("ctx/IO")
+    body = []
+    for r in rs:
+        c = ([str(r["cpus"])] if multi else []) + [md_escape(r["variant"]), md_escape(r["driver"])]
+        if has_job:
+            c.append(md_escape(r["job"]))
+        c += [str(r["n"]), _mean_sd(r), f"{fmt_iops(r['iops_min'])} – {fmt_iops(r['iops_max'])}"]
+        if has_ratio:
+            c.append(fmt_ratio(r["ratio"], r["ratio_spread"]) if clock == WALL
+                     else fmt_cmp(row_cmp(r), clock))
+        if has_ci:
+            c.append(fmt_ci(row_cmp(r)))
+        if has_pct:
+            c += [fmt_us(r[f"{p}_ns"]) for p in PCT_KEYS]
+        if has_lat:
+            c.append(fmt_us(r["lat_mean_ns"]))
+        if has_ctx:
+            c.append("–" if r["ctx_per_io"] is None else f"{r['ctx_per_io']:.3f}")
+        body.append(c)
+    cap = (f"`{scen}`: IOPS mean ± sample stdev over rounds"
+           + (", ratio with its 95% CI and Welch's p" if has_ci else "")
+           + (", ratio with the per-round min–max" if has_ratio and not has_ci else ""))
+    return caption(cap, clock) + md_table(head, body)
+
+
+def herrmann_tables(rs, clock):
+    """Markdown tables in Herrmann's layout: numjobs down, slices across,
+    IOPS mean (stdev)."""
+    lines = []
+    groups = by_cpus(rs)
+    for cpus, grs in groups.items():
+        cells = slice_cells(grs)
+        boot = f"{cpus} vCPU, " if len(groups) > 1 else ""
+        for wl in ordered({w for w, _, _ in cells}, SLICE_WORKLOADS):
+            tss = sorted({ts for w, ts, _ in cells if w == wl})
+            njs = sorted({nj for w, _, nj in cells if w == wl})
+            n = cells[(wl, tss[0], njs[0])]["n"]
+            body = [[str(nj)] + ["–" if cells.get((wl, ts, nj)) is None else
+                                 f"{cells[(wl, ts, nj)]['iops_mean']:,.1f} "
+                                 f"({cells[(wl, ts, nj)]['iops_stdev']:,.1f})" for ts in tss]
+                    for nj in njs]
+            lines += [f"**{wl}** (fio IOPS, mean (stdev) over {n} runs, {boot}{clock} clock):", ""]
+            lines += md_table(["jobs"] + [f"time_slice_us={ts}" for ts in tss], body) + [""]
+    return lines
+
+
+def peak_matrix_table(cells, clock):
+    has_mod = any(c["rnull_mod_vs_null_blk"] for c in cells)
+    has_ref = any(c["ref"] for c in cells)
+    stat = "per-round min–max" if clock != WALL else "95% CI, Welch p"
+    head = (["vCPUs", "row", "rnull IOPS", "null_blk IOPS", f"rnull/null_blk ({stat})"]
+            + ([f"rnull_mod/null_blk ({stat})"] if has_mod else [])
+            + (["cost vs rnull ref"] if has_ref else []))
+    body = []
+    for c in cells:
+        nb = _mean_sd(c["null_blk"])
+        if c["null_blk"] is not None and c["null_blk_variant"] != c["variant"]:
+            nb += f" ({md_escape(c['null_blk_variant'])})"
+        row = [str(c["cpus"]), md_escape(c["variant"]), _mean_sd(c["rnull"]), nb,
+               fmt_cmp(c["rnull_vs_null_blk"] or {}, clock)]
+        if has_mod:
+            row.append(fmt_cmp(c["rnull_mod_vs_null_blk"] or {}, clock))
+        if has_ref:
+            row.append("–" if not c["cost_vs_ref"] else
+                       f"{fmt_cmp(c['cost_vs_ref'], clock)} vs {md_escape(c['ref'])}")
+        body.append(row)
+    cap = ("Peak matrix: IOPS mean ± sd over rounds; rnull/null_blk against null_blk of "
+           "the same row, or of its reference variant (in parentheses); cost = rnull of "
+           "the row / rnull of its reference variant")
+    return caption(cap, clock) + md_table(head, body) + [""]
+
+
+def params_details(rows, clock):
+    """The module parameters of each run (the `params` files), folded."""
+    ps = [r for r in rows if r.get("params")]
+    if not ps:
+        return []
+    body = [[str(r["cpus"]), md_escape(r["variant"]), md_escape(r["driver"]),
+             f"`{md_escape(r['params'])}`"] for r in ps]
+    return (["<details><summary>Module parameters</summary>", ""]
+            + caption("Module parameters per run (the `params` files)", clock)
+            + md_table(["vCPUs", "variant", "driver", "parameters"], body)
+            + ["", "</details>", ""])
+
+
+def segments_table(tl, clock):
+    jobs = list(tl.series)
+    boot = f"{tl.cpus} vCPU, " if tl.cpus is not None else ""
+    body = [[md_escape(s["policy"]), f"{s['start_ms'] / 1000:.1f}", f"{s['end_ms'] / 1000:.1f}"]
+            + [fmt_iops(s["jobs"][j]) for j in jobs] for s in tl.segments]
+    return ([f"Mean IOPS per policy segment ({tl.driver}, {tl.variant}; {boot}{clock} clock):", ""]
+            + md_table(["Policy", "from s", "to s"] + [f"{j} IOPS" for j in jobs], body) + [""])
+
+
+def guest_line(meta, boots):
+    mem = meta.get("guest_mem", "?")
+    cpus = sorted({b.cpus for b in boots if b.cpus is not None}, key=cpus_key)
+    if len(boots) > 1 or meta.get("boots"):
+        return f"{', '.join(str(c) for c in cpus)} vCPU (one boot per vCPU count), {mem} RAM"
+    return f"{meta.get('guest_cpus', '?')} vCPU, {mem} RAM"
+
+
+def header(meta, clock, boots):
+    return [
+        "# rnull benchmark report", "",
+        f"- **Date:** {meta.get('date', '–')}",
+        f"- **Kernel:** {meta.get('kernel', '–')}",
+        f"- **Clock:** {LABEL[clock]}",
+        f"- **Guest:** {guest_line(meta, boots)}",
+    ] + ([f"- **Host:** {meta['host']}"] if meta.get("host") else []) + [
+        f"- **Rounds:** {meta.get('rounds', '–')} per (scenario, variant, driver)",
+        f"- **Command:** `{meta.get('command', '–')}`",
+        f"- **Wall time:** {fmt_wall(meta.get('wall_seconds'))}",
+        "",
+        f"{MEANS[clock]}",
+        "",
+        "IOPS are mean ± sample stdev over rounds. Ratios are mean / reference mean "
+        f"(reference: `{REF_DRIVER}` in the same scenario and variant; for `hotpath`, "
+        f"variant `{HOTPATH_REF_VARIANT}` of the same driver) with spread "
+        "ratio·√((sa/ma)²+(sb/mb)²). Latencies are completion-latency percentiles "
+        "(clat) averaged over rounds.",
+        "",
+        f"On the {clock} clock a comparison A/B is reported as the {COMPARISON[clock]}.",
+        "",
+    ]
+
+
+def clock_section(clock):
+    return ([f"## What this clock cannot show ({clock})", ""]
+            + [f"- {t}" for t in CANNOT_SHOW[clock]] + [""])
+
+
+def verdict_summary(verd):
+    allv = [(scen, v) for scen in ordered(verd, SCENARIO_ORDER) for v in verd[scen]
+            if "pass" in v]
+    if not allv:
+        return []
+    n_ok = sum(1 for _, v in allv if v["pass"])
+    return ([f"**Verdict summary:** {n_ok}/{len(allv)} checks pass.", ""]
+            + [f"- `{scen}` {v['text']}" for scen, v in allv if not v["pass"]] + [""])
+
+
+def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=()):
+    L = header(meta, clock, boots) + verdict_summary(verd) + clock_section(clock)
+    scen_rows = by_scenario(rows)
+    scens = ordered(set(scen_rows) | ({"policy_switch"} if tls else set()), SCENARIO_ORDER)
+    if not scens:
+        L += ["_No results found._", ""]
+    for scen in scens:
+        L += [f"## {md_escape(scenario_title(meta, scen))} (`{scen}`)", ""]
+        notes = dig(meta, "scenarios", scen, "notes")
+        if notes:
+            L += [str(notes) if not isinstance(notes, list) else
+                  "\n".join(f"- {n}" for n in notes), ""]
+        for p in plots.get(scen, []):
+            L += [f"![{scen}]({p})", ""]
+        if scen == "peak" and matrix:
+            L += peak_matrix_table(matrix, clock) + params_details(scen_rows[scen], clock)
+        if scen == "slices" and scen in scen_rows:
+            L += herrmann_tables(scen_rows[scen], clock)
+        if scen == "peak" and matrix:
+            L += (["<details><summary>All peak runs</summary>", ""]
+                  + scenario_table(scen_rows[scen], scen, clock) + ["", "</details>", ""])
+        elif scen in scen_rows:
+            L += scenario_table(scen_rows[scen], scen, clock) + [""]
+        if scen == "policy_switch":
+            for tl in tls:
+                if tl.segments:
+                    L += segments_table(tl, clock)
+        if verd.get(scen):
+            L += ["**Verdicts:**", ""] + [f"- {v['text']}" for v in verd[scen]] + [""]
+    if WARNINGS:
+        L += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in WARNINGS] + [""]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(L))

@@ -1,0 +1,74 @@
+"""Names and orders of the scenarios, variants, drivers and jobs."""
+
+from __future__ import annotations
+
+import re
+
+from common import natural_key, ordered
+
+SCENARIO_ORDER = [
+    "peak", "qd_sweep", "shared_tags", "memory", "starvation", "hotpath",
+    "fairness", "block035", "slices", "slice_clock", "slice_single", "slice_cost", "policy_switch",
+]
+DRIVER_ORDER = ["rnull", "null_blk", "rnull_mod"]
+POLICY_ORDER = ["none", "fair", "borrow", "lend"]
+SLICE_WORKLOADS = ["seqread", "seqwrite", "randread"]
+SLICE_RE = re.compile(r"^(?P<wl>.+?)-ts(?P<ts>\d+)-j(?P<nj>\d+)$")
+
+# The peak matrix (scenario peak, one boot per vCPU count).
+HOST_POLICIES = ["fair", "borrow", "lend", "none"]
+PEAK_MATRIX = (
+    [f"irq{i}-qd{q}" for i in (0, 1, 2) for q in (1, 32)]
+    + [f"mem-{rw}-qd{q}" for rw in ("write", "read") for q in (1, 32)]
+    + [f"host-{p}-qd{q}" for q in (1, 32) for p in HOST_POLICIES]
+    + [f"ts250-qd{q}" for q in (1, 32)]
+)
+PEAK_MATRIX_RE = re.compile(r"^(irq\d+|mem-(read|write)|host-\w+|ts\d+)-qd\d+$")
+
+VARIANT_ORDER = {
+    "peak": ["qd1", "qd32"] + PEAK_MATRIX,
+    "shared_tags": ["per-device", "shared"],
+    "memory": ["write", "read"],
+    "hotpath": ["tags-off"] + POLICY_ORDER,
+    "fairness": POLICY_ORDER,
+    "block035": POLICY_ORDER,
+}
+# Scenarios without group_reporting: one row per fio job.
+PER_JOB_SCENARIOS = {"fairness", "block035"}
+JOB_ORDER = {"fairness": ["A", "B"], "block035": ["fast", "slow"]}
+REF_DRIVER = "null_blk"
+HOTPATH_REF_VARIANT = "tags-off"
+# Header of the ratio column where the reference is not C null_blk.
+RATIO_HEAD = {
+    "hotpath": f"ratio vs {HOTPATH_REF_VARIANT}",
+    "slices": "ratio vs ts0, same jobs",
+    "slice_clock": "ratio vs ts0, same jobs",
+    "slice_single": "ratio vs ts0, same rw",
+    "slice_cost": "ratio vs rnull ts0, same qd",
+}
+
+
+def slices_key(v: str):
+    m = SLICE_RE.match(v)
+    if not m:
+        return (1, natural_key(v))
+    wl = m["wl"]
+    wi = SLICE_WORKLOADS.index(wl) if wl in SLICE_WORKLOADS else len(SLICE_WORKLOADS)
+    return (0, wi, wl, int(m["ts"]), int(m["nj"]))
+
+
+def variant_order(scen: str, variants):
+    if scen == "slices":
+        return sorted(variants, key=slices_key)
+    return ordered(variants, VARIANT_ORDER.get(scen, ()))
+
+
+def variant_number(v: str):
+    m = re.search(r"(\d+)", v)
+    return int(m.group(1)) if m else None
+
+
+def is_peak_matrix(variants) -> bool:
+    """Whether the peak variants are the matrix's (new layout) rather than
+    the old qd1/qd32."""
+    return any(PEAK_MATRIX_RE.match(v) for v in variants)

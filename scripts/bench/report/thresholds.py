@@ -1,0 +1,38 @@
+"""Every numeric target and threshold of the report, in one place.
+
+verdicts.py and compare.py read them from here; README.md explains where
+each comes from.
+"""
+
+# Yu Kuai's fairness scenario: job A under `borrow` must get at least this
+# many times its IOPS under `fair` ...
+FAIRNESS_TARGET_RATIO = 1.8
+# ... and the light disk B's mean latency must stay within this factor of
+# the configured completion time.
+FAIRNESS_LAT_FACTOR = 2.0
+
+# Herrmann's time slices: the slice the issue's gain target refers to, the
+# gain it must bring to several sequential streams, the share a single
+# stream (or random I/O) must keep, and the CFQ level (several streams at
+# the best slice against one stream without slices).
+SLICE_GAIN_TS = 250
+SLICE_GAIN_TARGET = 1.45
+SLICE_LOSS_FLOOR = 0.97
+SLICE_CFQ_TARGET = 0.70
+
+# Peak matrix: rnull / null_blk must be at least this ("ahead") ...
+PEAK_AHEAD_RATIO = 1.00
+# ... and a host tag budget that never binds may cost at most 1 % against
+# the same variant without it: rnull(host-*) / rnull(ref) >= this.
+HOST_COST_FLOOR = 0.99
+
+# Confidence level of the intervals and the two-sided test on the wall clock.
+CONFIDENCE = 0.95
+
+# Virtual clock: rounds repeat to about 4 digits, so a relative difference
+# below this is reported as "equal" (hot path, slice cost).
+VIRTUAL_EQUAL_REL = 0.001
+
+# compare.py: two runs "agree" when no IOPS and no rnull/null_blk ratio
+# differs by more than this (relative).
+COMPARE_AGREE_REL = 0.005

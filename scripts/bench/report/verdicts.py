@@ -1,0 +1,300 @@
+"""Verdicts: the scenarios' targets (thresholds.py) checked on the rows.
+
+Each verdict is a dict with at least "check" and "text"; those with "pass"
+count in the report's verdict summary. A comparison against a target uses
+the clock's statistics (classify): on the virtual clock the ratio of means,
+on the wall clock its 95 % confidence interval.
+"""
+
+from __future__ import annotations
+
+from clocks import VIRTUAL
+from common import dig, natural_key, num, ordered, warn
+from fmt import fmt_cmp, fmt_iops, fmt_ratio, fmt_us
+from names import DRIVER_ORDER, HOTPATH_REF_VARIANT, POLICY_ORDER
+from rows import by_cpus, by_scenario, find_row, row_ratio, slice_cells
+from stats import ratio_spread
+from thresholds import (CONFIDENCE, FAIRNESS_LAT_FACTOR, FAIRNESS_TARGET_RATIO, HOST_COST_FLOOR,
+                        PEAK_AHEAD_RATIO, SLICE_CFQ_TARGET, SLICE_GAIN_TARGET, SLICE_GAIN_TS,
+                        SLICE_LOSS_FLOOR, VIRTUAL_EQUAL_REL)
+
+CI_PCT = f"{CONFIDENCE * 100:g}%"
+
+
+def classify(st: dict, clock: str, floor: float):
+    """Where a ratio_stats dict lies against `floor`: "above" (≥ floor),
+    "below", or on the wall clock "straddles" when its CI contains floor.
+    Without a CI (fewer than two rounds) the ratio of means decides."""
+    r = st.get("ratio") if st else None
+    if r is None:
+        return None
+    if clock == VIRTUAL or st.get("ci_lo") is None:
+        return "above" if r >= floor else "below"
+    if st["ci_lo"] >= floor:
+        return "above"
+    if st["ci_hi"] < floor:
+        return "below"
+    return "straddles"
+
+
+def _target(clock, st, floor):
+    if clock == VIRTUAL or st.get("ci_lo") is None:
+        note = "" if clock == VIRTUAL else ", no CI: fewer than 2 rounds"
+        return f"target ≥ {floor:.2f}{note}"
+    return f"target: {CI_PCT} CI ≥ {floor:.2f}"
+
+
+def pass_fail(check, ok, text, **kw):
+    """A verdict entry whose text ends in PASS or FAIL."""
+    return {"check": check, "pass": ok,
+            "text": f"{text} → **{'PASS' if ok else 'FAIL'}**", **kw}
+
+
+def target_verdict(check, st, clock, floor, what, words, **kw):
+    """A verdict on `what` = ratio against a floor; words maps classify()'s
+    outcome to the text's last word. Passes when "above"."""
+    c = classify(st, clock, floor)
+    return {"check": check, "pass": c == "above", "outcome": words[c],
+            "value": st["ratio"], "ci_lo": st.get("ci_lo"), "ci_hi": st.get("ci_hi"),
+            "p": st.get("p"), "target": floor,
+            "text": f"{what} = {fmt_cmp(st, clock)} ({_target(clock, st, floor)}) → **{words[c]}**",
+            **kw}
+
+
+def diff_verdict(r, ref, clock) -> dict:
+    """Row r against row ref, two-sided: on the virtual clock the relative
+    difference ("equal" below VIRTUAL_EQUAL_REL), on the wall clock the
+    ratio's CI against 1."""
+    st = row_ratio(r, ref)
+    diff = r["iops_mean"] - ref["iops_mean"]
+    pct = 100 * diff / ref["iops_mean"] if ref["iops_mean"] else float("nan")
+    out = {"diff": diff, "diff_pct": pct, "ratio": st["ratio"], "ci_lo": st["ci_lo"],
+           "ci_hi": st["ci_hi"], "p": st["p"]}
+    if clock == VIRTUAL:
+        rel = (st["ratio"] or 1.0) - 1.0
+        if abs(rel) < VIRTUAL_EQUAL_REL:
+            out["outcome"], word = "equal", f"equal within {VIRTUAL_EQUAL_REL:.1%}"
+        else:
+            out["outcome"] = "higher" if rel > 0 else "lower"
+            word = f"{out['outcome']} by {abs(rel):.2%}"
+        out["text"] = f"{pct:+.2f}% (ratio {fmt_cmp(st, clock)}) → {word}"
+        return out
+    c = classify(st, clock, 1.0)
+    out["outcome"], word = {
+        "above": ("higher", f"higher ({CI_PCT} CI above 1)"),
+        "below": ("lower", f"lower ({CI_PCT} CI below 1)"),
+        "straddles": ("indistinguishable", f"no difference resolved ({CI_PCT} CI contains 1)"),
+    }[c]
+    out["text"] = f"{diff:+,.0f} IOPS ({pct:+.1f}%), ratio {fmt_cmp(st, clock)} → {word}"
+    return out
+
+
+# --------------------------------------------------------------------------
+
+def verdicts(rows: list[dict], meta: dict, clock: str, matrix=()) -> dict:
+    """{scenario: [verdict]} for all boots; with several boots each text
+    starts with the boot's vCPU count."""
+    out: dict[str, list[dict]] = {}
+    groups = by_cpus(rows)
+    for cpus, rs in groups.items():
+        for scen, vs in boot_verdicts(rs, meta, clock).items():
+            for v in vs:
+                v["cpus"] = cpus
+                if len(groups) > 1:
+                    v["text"] = f"c{cpus}: {v['text']}"
+            out.setdefault(scen, []).extend(vs)
+    if matrix:
+        out["peak"] = peak_verdicts(matrix, clock)
+    return out
+
+
+def boot_verdicts(rows: list[dict], meta: dict, clock: str) -> dict:
+    """The verdicts of one boot's rows (except the peak matrix)."""
+    out: dict[str, list[dict]] = {}
+    scen_rows = by_scenario(rows)
+    if "fairness" in scen_rows:
+        out["fairness"] = fairness_verdicts(rows, scen_rows["fairness"], meta)
+    if "block035" in scen_rows:
+        out["block035"] = block035_verdicts(rows, scen_rows["block035"])
+    if "hotpath" in scen_rows:
+        out["hotpath"] = hotpath_verdicts(rows, scen_rows["hotpath"], clock)
+    if "slice_cost" in scen_rows:
+        out["slice_cost"] = slice_cost_verdicts(rows, scen_rows["slice_cost"], clock)
+    if "slices" in scen_rows:
+        out["slices"] = slice_verdicts(scen_rows["slices"])
+    if "slice_single" in scen_rows:
+        out["slice_single"] = [
+            pass_fail("single_job", r["ratio"] >= SLICE_LOSS_FLOOR,
+                      f"{r['variant']} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])} "
+                      f"(target ≥ {SLICE_LOSS_FLOOR})", variant=r["variant"], value=r["ratio"])
+            for r in scen_rows["slice_single"]
+            if r["ratio"] is not None and not r["variant"].endswith("-ts0")]
+    return out
+
+
+def fairness_verdicts(rows, rs, meta):
+    """A(borrow)/A(fair) >= 1.8, B mean latency <= 2x completion."""
+    v = []
+    drivers = ordered({r["driver"] for r in rs}, DRIVER_ORDER)
+    comp_us = num(dig(meta, "scenarios", "fairness", "completion_us"))
+    if comp_us is None:
+        warn("meta.json: scenarios.fairness.completion_us missing; "
+             "skipping B latency verdict")
+    for drv in drivers:
+        a_b = find_row(rows, "fairness", "borrow", drv, "A")
+        a_f = find_row(rows, "fairness", "fair", drv, "A")
+        if a_b and a_f:
+            r, sp = ratio_spread(a_b["iops_mean"], a_b["iops_stdev"],
+                                 a_f["iops_mean"], a_f["iops_stdev"])
+            ok = r is not None and r >= FAIRNESS_TARGET_RATIO
+            v.append(pass_fail("A_borrow_over_fair", ok,
+                               f"{drv}: A IOPS borrow/fair = {fmt_ratio(r, sp)} "
+                               f"(target ≥ {FAIRNESS_TARGET_RATIO})",
+                               driver=drv, value=r, spread=sp, target=FAIRNESS_TARGET_RATIO))
+        else:
+            warn(f"fairness/{drv}: need job A under both 'borrow' and 'fair'")
+        if comp_us is None:
+            continue
+        limit_ns = FAIRNESS_LAT_FACTOR * comp_us * 1000
+        for r in rs:
+            if r["driver"] != drv or r["job"] != "B":
+                continue
+            lat = r["lat_mean_ns"]
+            if lat is None:
+                warn(f"fairness/{r['variant']}/{drv}: B has no lat_ns.mean")
+                continue
+            v.append(pass_fail("B_latency", lat <= limit_ns,
+                               f"{drv}/{r['variant']}: B mean latency "
+                               f"{fmt_us(lat)} µs vs limit {fmt_us(limit_ns)} µs "
+                               f"({FAIRNESS_LAT_FACTOR:g} × {comp_us:g} µs completion)",
+                               driver=drv, policy=r["variant"], value=lat, limit=limit_ns))
+    return v
+
+
+def block035_verdicts(rows, rs):
+    """fast >= slow per policy."""
+    v = []
+    seen = {(r["variant"], r["driver"]) for r in rs}
+    for var, drv in sorted(seen, key=lambda x: (
+            POLICY_ORDER.index(x[0]) if x[0] in POLICY_ORDER else 99,
+            natural_key(x[0]), natural_key(x[1]))):
+        f = find_row(rows, "block035", var, drv, "fast")
+        s = find_row(rows, "block035", var, drv, "slow")
+        if not (f and s):
+            warn(f"block035/{var}/{drv}: need jobs 'fast' and 'slow'")
+            continue
+        ok = f["iops_mean"] >= s["iops_mean"]
+        v.append(pass_fail("fast_ge_slow", ok,
+                           f"{drv}/{var}: fast {fmt_iops(f['iops_mean'])} "
+                           f"{'≥' if ok else '<'} slow {fmt_iops(s['iops_mean'])}",
+                           driver=drv, policy=var, fast=f["iops_mean"], slow=s["iops_mean"]))
+    return v
+
+
+def hotpath_verdicts(rows, rs, clock):
+    """Each tag policy against tags-off of the same driver."""
+    v = []
+    for r in rs:
+        if r["variant"] == HOTPATH_REF_VARIANT:
+            continue
+        ref = find_row(rows, "hotpath", HOTPATH_REF_VARIANT, r["driver"], r["job"])
+        if ref is None:
+            warn(f"hotpath/{r['driver']}: no '{HOTPATH_REF_VARIANT}' reference")
+            continue
+        d = diff_verdict(r, ref, clock)
+        d["text"] = f"{r['driver']}/{r['variant']} vs {HOTPATH_REF_VARIANT}: {d['text']}"
+        v.append({"check": "vs_tags_off", "driver": r["driver"], "variant": r["variant"], **d})
+    return v
+
+
+def slice_cost_verdicts(rows, rs, clock):
+    """ts250 vs ts0 with the model off."""
+    v = []
+    for r in rs:
+        if r["driver"] != "rnull" or r["variant"].endswith("-ts0") or r["ratio"] is None:
+            continue
+        qd = r["variant"].split("-")[0]
+        ref = find_row(rows, "slice_cost", f"{qd}-ts0", "rnull")
+        d = diff_verdict(r, ref, clock)
+        nb = find_row(rows, "slice_cost", f"{qd}-null_blk", "null_blk")
+        vs_c = f"; rnull ts0 / null_blk = {fmt_cmp(row_ratio(ref, nb), clock)}" if nb else ""
+        d["text"] = f"{r['variant']} vs {qd}-ts0: {d['text']}{vs_c}"
+        v.append({"check": "vs_ts0", "variant": r["variant"], **d})
+    return v
+
+
+def slice_verdicts(rs):
+    """The issue's targets on Herrmann's table (driver rnull)."""
+    cells = slice_cells(rs)
+    if not cells:
+        return []
+    v = []
+
+    def check(name, ok, text, **kw):
+        v.append(pass_fail(name, ok, text, **kw))
+
+    max_nj = max(nj for _, _, nj in cells)
+    slices = sorted({ts for _, ts, _ in cells if ts})
+    for wl in ("seqread", "seqwrite"):
+        r = cells.get((wl, SLICE_GAIN_TS, max_nj))
+        if r and r["ratio"] is not None:
+            check("gain", r["ratio"] >= SLICE_GAIN_TARGET,
+                  f"{wl}, {max_nj} jobs: ts{SLICE_GAIN_TS} / ts0 = "
+                  f"{fmt_ratio(r['ratio'], r['ratio_spread'])} (target ≥ {SLICE_GAIN_TARGET})",
+                  workload=wl, value=r["ratio"])
+        for ts in slices:
+            r = cells.get((wl, ts, 1))
+            if r and r["ratio"] is not None:
+                check("single_job", r["ratio"] >= SLICE_LOSS_FLOOR,
+                      f"{wl}, 1 job: ts{ts} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])}"
+                      f" (target ≥ {SLICE_LOSS_FLOOR})", workload=wl, ts=ts, value=r["ratio"])
+    for ts in slices:
+        for nj in sorted({nj for w, t, nj in cells if w == "randread" and t == ts}):
+            r = cells[("randread", ts, nj)]
+            if r["ratio"] is not None:
+                check("random", r["ratio"] >= SLICE_LOSS_FLOOR,
+                      f"randread, {nj} jobs: ts{ts} / ts0 = "
+                      f"{fmt_ratio(r['ratio'], r['ratio_spread'])} (target ≥ {SLICE_LOSS_FLOOR})",
+                      ts=ts, jobs=nj, value=r["ratio"])
+    one = cells.get(("seqread", 0, 1))
+    many = [(cells[("seqread", ts, max_nj)], ts) for ts in slices if ("seqread", ts, max_nj) in cells]
+    if one and many:
+        best, ts = max(many, key=lambda x: x[0]["iops_mean"])
+        frac, sp = ratio_spread(best["iops_mean"], best["iops_stdev"],
+                                one["iops_mean"], one["iops_stdev"])
+        check("cfq_level", frac is not None and frac >= SLICE_CFQ_TARGET,
+              f"seqread, {max_nj} jobs at ts{ts} (the best slice) keep "
+              f"{fmt_ratio(frac, sp)} of one job at ts0 (CFQ level: ≥ {SLICE_CFQ_TARGET})",
+              ts=ts, value=frac)
+    return v
+
+
+PEAK_WORDS = {"above": "ahead", "below": "behind", "straddles": "indistinguishable"}
+HOST_WORDS = {"above": f"costs ≤ {1 - HOST_COST_FLOOR:.0%}",
+              "below": f"costs > {1 - HOST_COST_FLOOR:.0%}",
+              "straddles": f"indistinguishable from a {1 - HOST_COST_FLOOR:.0%} cost"}
+
+
+def peak_verdicts(cells, clock):
+    """Every rnull/null_blk ratio ahead; every host-* row within 1 % of its
+    reference variant."""
+    v = []
+    for c in cells:
+        tag = f"c{c['cpus']} {c['variant']}"
+        st = c["rnull_vs_null_blk"]
+        if st and st["ratio"] is not None:
+            nb = "" if c["null_blk_variant"] == c["variant"] else f" (null_blk {c['null_blk_variant']})"
+            v.append(target_verdict("rnull_vs_null_blk", st, clock, PEAK_AHEAD_RATIO,
+                                    f"{tag}: rnull/null_blk{nb}", PEAK_WORDS,
+                                    variant=c["variant"]))
+        if not c["variant"].startswith("host-"):
+            continue
+        st = c["cost_vs_ref"]
+        if not st or st["ratio"] is None:
+            warn(f"peak/c{c['cpus']}/{c['variant']}: no rnull run of its reference variant "
+                 f"({c['ref'] or 'no ref file'}); host cost not checked")
+            continue
+        v.append(target_verdict("host_cost", st, clock, HOST_COST_FLOOR,
+                                f"{tag}: rnull / rnull {c['ref']}", HOST_WORDS,
+                                variant=c["variant"], ref=c["ref"]))
+    return v
