@@ -86,13 +86,89 @@ peak_read() {
 	QD=$5 BATCH=$6 JOBS=$7 GTOD_REDUCE=$8 run "$1" "$2" "$3" "$4" $J/randread.fio
 }
 
-peak_round() {
-	load "$2" $(common_params "$2") || return
-	for qd in 1 32; do
-		peak_read peak qd$qd "$2" "$1" $qd 1 "$CPUS" 1
+# The peak matrix: every row against C null_blk configured the same way
+# (one hardware queue per vCPU, depth 256, numjobs = vCPUs, 4k random
+# io_uring with gtod_reduce), and against rnull_mod where it can be (its 6.12
+# version has one queue of depth 256 and completes in queue_rq: irqmode 0,
+# one vCPU). Rows only rnull has (host budget, time slices) name the row
+# they are compared with in a `ref` file.
+PEAK_BASE="submit_queues=$CPUS hw_queue_depth=256"
+
+# peak_row ROW REF DRIVERS PARAMS: describes one row of the matrix.
+peak_row() {
+	mkdir -p "$R/peak/$1"
+	[ "$2" = - ] || echo "$2" >"$R/peak/$1/ref"
+	for d in $3; do
+		case "$d" in
+		rnull_mod) echo "rnull_mod: (none: one queue of depth 256, completes in queue_rq)" ;;
+		*) echo "$d: $4" ;;
+		esac >>"$R/peak/$1/params"
 	done
 }
-peak() { alternate "$ROUNDS" peak_round rnull null_blk rnull_mod; }
+
+# peak_load DRIVER PARAMS...: rnull_mod takes no parameters.
+peak_load() {
+	if [ "$1" = rnull_mod ]; then load rnull_mod; else load "$@"; fi
+}
+
+# peak_qd ROUND ROW DRIVER RW SIZE: the qd1 and qd32 rows of one loaded driver.
+peak_qd() {
+	for qd in 1 32; do
+		RW=$4 SIZE=$5 QD=$qd JOBS=$CPUS run peak "$2-qd$qd" "$3" "$1" $J/peak.fio
+	done
+}
+
+# peak_config ROUND CONFIG: one configuration, every driver it has, the
+# drivers' order rotated by round.
+peak_config() {
+	case "$2" in
+	irq0 | irq1 | irq2)
+		m=${2#irq}
+		drivers="rnull null_blk"
+		[ "$m" = 0 ] && [ "$CPUS" = 1 ] && drivers="rnull null_blk rnull_mod"
+		for d in $(rotate "$1" $drivers); do
+			peak_load "$d" irqmode="$m" $PEAK_BASE || continue
+			peak_qd "$1" "$2" "$d" randread 100%
+		done
+		;;
+	mem)
+		for d in $(rotate "$1" rnull null_blk); do
+			load "$d" irqmode=0 memory_backed=1 gb=1 $PEAK_BASE || continue
+			# Written first, so that reads find pages.
+			dd if=/dev/zero of="$DEV" bs=1M count=256 oflag=direct 2>/dev/null
+			peak_qd "$1" mem-write "$d" randwrite 256m
+			peak_qd "$1" mem-read "$d" randread 256m
+		done
+		;;
+	host-*)
+		load rnull irqmode=0 $PEAK_BASE host_queue_depth=1024 tag_policy="${2#host-}" || return
+		peak_qd "$1" "$2" rnull randread 100%
+		;;
+	ts250)
+		load rnull irqmode=0 $PEAK_BASE time_slice_us=250 || return
+		peak_qd "$1" "$2" rnull randread 100%
+		;;
+	esac
+}
+
+peak() {
+	for qd in 1 32; do
+		for m in 0 1 2; do
+			drivers="rnull null_blk"
+			[ "$m" = 0 ] && [ "$CPUS" = 1 ] && drivers="rnull null_blk rnull_mod"
+			peak_row "irq$m-qd$qd" - "$drivers" "irqmode=$m $PEAK_BASE"
+		done
+		for rw in write read; do
+			peak_row "mem-$rw-qd$qd" - "rnull null_blk" "irqmode=0 memory_backed=1 gb=1 $PEAK_BASE"
+		done
+		for p in fair borrow lend none; do
+			peak_row "host-$p-qd$qd" "irq0-qd$qd" rnull \
+				"irqmode=0 $PEAK_BASE host_queue_depth=1024 tag_policy=$p"
+		done
+		peak_row "ts250-qd$qd" "irq0-qd$qd" rnull "irqmode=0 $PEAK_BASE time_slice_us=250"
+	done
+	alternate "$ROUNDS" peak_config irq0 irq1 irq2 mem host-fair host-borrow host-lend host-none ts250
+}
 
 qd_sweep_round() {
 	load "$2" $(common_params "$2") || return
