@@ -123,11 +123,12 @@ peak_qd() {
 peak_config() {
 	case "$2" in
 	irq0 | irq1 | irq2)
-		m=${2#irq}
+		# Not `m`: unload_all's loop variable (shell variables are global).
+		pk_irq=${2#irq}
 		drivers="rnull null_blk"
-		[ "$m" = 0 ] && [ "$CPUS" = 1 ] && drivers="rnull null_blk rnull_mod"
+		[ "$pk_irq" = 0 ] && [ "$CPUS" = 1 ] && drivers="rnull null_blk rnull_mod"
 		for d in $(rotate "$1" $drivers); do
-			peak_load "$d" irqmode="$m" $PEAK_BASE || continue
+			peak_load "$d" irqmode="$pk_irq" $PEAK_BASE || continue
 			peak_qd "$1" "$2" "$d" randread 100%
 		done
 		;;
