@@ -32,10 +32,16 @@
 //! Allocation is sbitmap's `test_and_set_bit_lock` scheme: read a word,
 //! pick a zero bit (starting at the caller's hint), claim it with an
 //! `Acquire` `fetch_or`; if the bit was already set someone else won the
-//! race, so retry with the freshly returned word value. Freeing is a
-//! `Release` `fetch_and` (`clear_bit_unlock`). The Release/Acquire pair makes
-//! everything the previous owner did with a tag happen-before the next
-//! owner's use of it.
+//! race, so re-read the word and retry. Only the claimed bit of the
+//! `fetch_or` result is looked at, so that it compiles to a single
+//! `lock bts` (as `test_and_set_bit_lock` does) rather than a CAS loop.
+//! Freeing is a `Release` `fetch_and` (`clear_bit_unlock`, a `lock btr`).
+//! The Release/Acquire pair makes everything the previous owner did with a
+//! tag happen-before the next owner's use of it.
+//!
+//! The common case, a free bit at or above the hint in the hinted word, is
+//! inlined into the caller (one load of the word, one `lock bts`, the hint
+//! update); everything else is an out-of-line search of all words.
 //!
 //! The "no lost wake-up" part of the protocol (a failed allocator versus a
 //! concurrent free) is *not* handled here but in [`super::host`], which
@@ -48,6 +54,14 @@
 //! success the hint is moved to the *next bit of the same word*
 //! (`tag + NR_WORDS`, wrapping to the first bit of that word), so a CPU keeps
 //! allocating from "its" cache line until that word is full.
+//!
+//! Hints are seeded with [`initial_hint`]: hardware queue (slot) `n` starts
+//! in word `n % NR_WORDS`, so 16 consecutive slots start on 16 different
+//! cache lines. (A seed of `n * 16` would be tag `n * 16`, i.e. word 0 for
+//! every slot.) A hint `>= depth` (a seed for a small depth, or a hint left
+//! over from before a shrink) keeps its word if that word holds valid tags
+//! (`word < depth`), and otherwise falls back to word `word % depth`, bit 0,
+//! so small depths still spread their slots over all their words.
 
 use super::sync::{AtomicU32, AtomicU64, Ordering};
 
@@ -62,6 +76,17 @@ const WORD_SHIFT: u32 = 4;
 
 /// `NR_WORDS - 1`: `tag & WORD_MASK` is the word index.
 const WORD_MASK: u32 = 15;
+
+/// The first allocation hint of hardware queue number `slot`.
+///
+/// `slot` should be a host-wide hardware-queue number (e.g. device index
+/// times queues per device plus the queue's index), so that the queues of
+/// different devices also start on different words. The hint is bit 0 of
+/// word `slot % NR_WORDS`, i.e. tag `slot % NR_WORDS`; it is valid for any
+/// depth (see the module docs for hints `>= depth`).
+pub fn initial_hint(slot: u32) -> u32 {
+    slot & WORD_MASK
+}
 
 /// Errors reported when configuring tag maps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,25 +119,33 @@ fn depth_is_valid(depth: u32) -> bool {
 ///
 /// Word `w` holds the tags `w, w + 16, w + 32, ...`, so it has
 /// `ceil((depth - w) / 16)` valid bits (at most 64 since depth <= 1024).
+#[inline(always)]
 fn word_mask(depth: u32, w: u32) -> u64 {
     if w >= depth {
         return 0;
     }
-    let n = depth.saturating_sub(w).saturating_add(WORD_MASK) >> WORD_SHIFT;
-    if n >= 64 {
-        u64::MAX
-    } else {
-        1u64.wrapping_shl(n).wrapping_sub(1)
-    }
+    // 1..=64 bits: depth > w, and depth <= MAX_TAGS (so no wrap-around).
+    let n = depth.wrapping_sub(w).wrapping_add(WORD_MASK) >> WORD_SHIFT;
+    u64::MAX.wrapping_shr(64u32.wrapping_sub(n))
+}
+
+/// Claims bit `bit` (`< 64`) of `word`; `false` if it was already set.
+#[inline(always)]
+fn claim(word: &AtomicU64, bit: u32) -> bool {
+    let bitmask = 1u64.wrapping_shl(bit);
+    // Acquire: pairs with the Release fetch_and in `TagBitmap::put` (the
+    // previous owner's free), like test_and_set_bit_lock/clear_bit_unlock.
+    // Only the claimed bit of the old value is used, which lets the
+    // compiler emit a single `lock bts` rather than a CAS loop.
+    word.fetch_or(bitmask, Ordering::Acquire) & bitmask == 0
 }
 
 /// Claims a zero bit of `word` inside `mask`, preferring bits `>= start_bit`.
 fn get_in_word(word: &AtomicU64, mask: u64, start_bit: u32) -> Option<u32> {
-    // Relaxed: only a snapshot to choose a candidate bit; the fetch_or below
-    // is what claims it (and returns the up-to-date value on a lost race).
-    let mut val = word.load(Ordering::Relaxed);
     loop {
-        let free = !val & mask;
+        // Relaxed: only a snapshot to choose a candidate bit; `claim` is
+        // what claims it (and we re-read the word after a lost race).
+        let free = !word.load(Ordering::Relaxed) & mask;
         if free == 0 {
             return None;
         }
@@ -122,14 +155,9 @@ fn get_in_word(word: &AtomicU64, mask: u64, start_bit: u32) -> Option<u32> {
         } else {
             free.trailing_zeros()
         };
-        let bitmask = 1u64.wrapping_shl(bit);
-        // Acquire: pairs with the Release fetch_and in `TagBitmap::put` (the
-        // previous owner's free), like test_and_set_bit_lock/clear_bit_unlock.
-        let prev = word.fetch_or(bitmask, Ordering::Acquire);
-        if prev & bitmask == 0 {
+        if claim(word, bit) {
             return Some(bit);
         }
-        val = prev;
     }
 }
 
@@ -184,15 +212,61 @@ impl TagBitmap {
     /// Allocates a free tag `< depth()`, or `None` if all are in use.
     ///
     /// The search starts at `hint` (one hint per CPU / hardware queue,
-    /// initially 0) and the hint is advanced after a success, like
-    /// sbitmap's per-cpu `alloc_hint`.
+    /// seeded with [`initial_hint`]) and the hint is advanced after a
+    /// success, like sbitmap's per-cpu `alloc_hint`.
     pub fn get(&self, hint: &AtomicU32) -> Option<u32> {
-        let depth = self.depth();
+        self.get_below(hint, self.depth())
+    }
+
+    /// [`Self::get`] with a depth the caller has already read (so that one
+    /// allocation reads the depth once). `depth` must be `1..=MAX_TAGS`.
+    ///
+    /// Fast path (inlined): the first free bit at or above the hint in the
+    /// hinted word: one load and one `lock bts`-style RMW. Anything else
+    /// (hint out of range, nothing free above the hint, a lost race) goes
+    /// to the full search, which starts over from the hint.
+    #[inline(always)]
+    pub(super) fn get_below(&self, hint: &AtomicU32, depth: u32) -> Option<u32> {
+        // Relaxed: the hint is a pure performance heuristic.
+        let h = hint.load(Ordering::Relaxed);
+        if h < depth {
+            let w = h & WORD_MASK;
+            if let Some(word) = self.words.get(w as usize) {
+                // Relaxed: a snapshot to choose a candidate bit (as in
+                // `get_in_word`). The shift is < 64 since h < MAX_TAGS.
+                let above = u64::MAX.wrapping_shl(h >> WORD_SHIFT);
+                let free = !word.bits.load(Ordering::Relaxed) & word_mask(depth, w) & above;
+                if free != 0 {
+                    let bit = free.trailing_zeros();
+                    if claim(&word.bits, bit) {
+                        let tag = (bit << WORD_SHIFT) | w;
+                        let next = tag.wrapping_add(NR_WORDS as u32);
+                        let next = if next >= depth { w } else { next };
+                        // Relaxed: heuristic only (see above).
+                        hint.store(next, Ordering::Relaxed);
+                        return Some(tag);
+                    }
+                }
+            }
+        }
+        self.search(hint, depth)
+    }
+
+    /// The full search of [`Self::get_below`]: every word, from the hint.
+    #[cold]
+    #[inline(never)]
+    fn search(&self, hint: &AtomicU32, depth: u32) -> Option<u32> {
         let nwords = depth.min(NR_WORDS as u32);
         // Relaxed: the hint is a pure performance heuristic.
         let mut h = hint.load(Ordering::Relaxed);
         if h >= depth {
-            h = 0;
+            // Keep the hinted word if it has valid tags, else spread over
+            // the words that have (see the module docs). Cold: hints are
+            // stored `< depth`, so only seeds and shrinks get here.
+            h &= WORD_MASK;
+            if h >= depth {
+                h %= depth.max(1);
+            }
         }
         // h < depth, so the word is < nwords (if depth < 16 then h < 16).
         let mut w = h & WORD_MASK;
@@ -345,9 +419,60 @@ mod tests {
         // the search moves on to the next word.
         assert_eq!(hint.load(Ordering::Relaxed), 5);
         assert_eq!(m.get(&hint), Some(6));
-        // A hint beyond the depth is treated as 0.
+        // A hint beyond the depth keeps its word (bit 0): 999 = 62 * 16 + 7.
         let h2 = AtomicU32::new(999);
-        assert_eq!(m.get(&h2), Some(0));
+        assert_eq!(m.get(&h2), Some(7));
+        // ... unless that word has no valid tag: word 7 % 4 = 3 at depth 4.
+        let m4 = TagBitmap::new(4).unwrap();
+        assert_eq!(m4.get(&AtomicU32::new(999)), Some(3));
+    }
+
+    #[test]
+    fn initial_hints_start_in_different_words() {
+        for base in [0, 5, 16, 1000] {
+            let slots = base..base + NR_WORDS as u32;
+            let start: HashSet<u32> = slots.clone().map(|s| initial_hint(s) & WORD_MASK).collect();
+            assert_eq!(start.len(), NR_WORDS, "slots {base}..: start words");
+            // The first allocations of the 16 slots land in 16 words.
+            let m = TagBitmap::new(MAX_TAGS).unwrap();
+            let words: HashSet<u32> = slots
+                .map(|s| m.get(&AtomicU32::new(initial_hint(s))).unwrap() & WORD_MASK)
+                .collect();
+            assert_eq!(words.len(), NR_WORDS, "slots {base}..: first tags");
+        }
+        assert_eq!(initial_hint(3), 3);
+        assert_eq!(initial_hint(19), 3);
+    }
+
+    #[test]
+    fn initial_hints_are_valid_for_small_depths() {
+        for depth in [1, 2, 3, 4, 5, 15, 16, 17] {
+            let m = TagBitmap::new(depth).unwrap();
+            let hints: Vec<AtomicU32> = (0..64).map(|s| AtomicU32::new(initial_hint(s))).collect();
+            // Every slot finds a tag while there are free ones, and the
+            // budget is used up exactly.
+            let mut held = HashSet::new();
+            for (i, h) in hints.iter().cycle().take(depth as usize).enumerate() {
+                let t = m
+                    .get(h)
+                    .unwrap_or_else(|| panic!("depth {depth}: slot {i} found nothing"));
+                assert!(t < depth && held.insert(t));
+                assert!(h.load(Ordering::Relaxed) < depth);
+            }
+            assert!(hints.iter().all(|h| m.get(h).is_none()));
+            // With a single free tag, any slot's hint finds it.
+            for (i, h) in (0..16).map(|s| (s, AtomicU32::new(initial_hint(s)))) {
+                let free = *held.iter().nth(i as usize % held.len()).unwrap();
+                assert!(m.put(free));
+                assert_eq!(m.get(&h), Some(free), "depth {depth} slot {i}");
+            }
+        }
+        // Depth 4: on an empty map slot s starts in word s % 4 (not all
+        // slots in word 0).
+        for s in 0..32 {
+            let m = TagBitmap::new(4).unwrap();
+            assert_eq!(m.get(&AtomicU32::new(initial_hint(s))), Some(s % 4));
+        }
     }
 
     #[test]

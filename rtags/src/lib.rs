@@ -7,6 +7,7 @@
 //! carries crate-level attributes.
 //!
 //! * [`sync`]: atomics facade (`core` normally, `loom` under `--cfg loom`).
+//! * [`clock`]: the [`Clock`] trait: time sources read only when needed.
 //! * [`bitmap`]: sbitmap-like lock-free tag allocator.
 //! * [`queue`]: per request-queue accounting.
 //! * [`policy`]: tag sharing policies (fair, borrow, none, lend).
@@ -17,8 +18,11 @@
 #![deny(missing_docs)]
 
 pub mod bitmap;
+pub mod clock;
 pub mod host;
 pub mod policy;
 pub mod queue;
 pub mod slice;
 pub mod sync;
+
+pub use clock::Clock;

@@ -76,7 +76,14 @@ impl Policy {
 
     /// Decodes [`Self::as_u32`]; `None` for unknown values.
     pub fn from_u32(v: u32) -> Option<Policy> {
-        Policy::ALL.into_iter().find(|p| p.as_u32() == v)
+        // A plain match (not a search of `ALL`): read on every allocation.
+        match v {
+            0 => Some(Policy::None),
+            1 => Some(Policy::Fair),
+            2 => Some(Policy::Borrow),
+            3 => Some(Policy::Lend),
+            _ => None,
+        }
     }
 }
 

@@ -4,30 +4,48 @@
 //! passed to every [`super::host::HostTags`] call made on behalf of that
 //! queue. All fields are atomics updated by the host; the driver only reads
 //! them (for sysfs) through the getters below.
+//!
+//! The per-queue flags (active, busy, waiting, starved) share one atomic
+//! word, so that the allocation fast path checks all of them with a single
+//! load. The word is only ever modified by RMWs (`fetch_or` / `fetch_and`),
+//! never by plain stores, so that concurrent updates of different flags
+//! cannot erase each other, and so that every modification continues the
+//! release sequence of the `Release` RMW that set a counted flag (see
+//! "Counters" in [`super::host`]). The structure is cache-line aligned:
+//! each queue's hot fields (`state`, `in_flight`) sit in a line of their
+//! own, so queues stored side by side (e.g. in a vector) do not bounce
+//! lines between their CPUs.
 
-use super::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use super::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// Flag: counted in the host's `active_queues`.
+pub(super) const ACTIVE: u32 = 1;
+/// Flag: allocated since the last host tick, or held tags at that tick.
+pub(super) const BUSY: u32 = 1 << 1;
+/// Flag: refused and not yet successful since (informational).
+pub(super) const WAITING: u32 = 1 << 2;
+/// Flag: failed and not yet drained to zero in flight; counted in the
+/// host's starved count.
+pub(super) const STARVED: u32 = 1 << 3;
 
 /// Tag accounting of one request queue.
+#[repr(align(64))]
 pub struct QueueTags {
     /// Caller-assigned index; bit `index % 64` in the host waiter mask.
     pub(super) index: AtomicU32,
-    /// Counted in the host's `active_queues`.
-    pub(super) active: AtomicBool,
+    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`STARVED`] (RMW only).
+    pub(super) state: AtomicU32,
     /// Tags currently held by this queue.
     pub(super) in_flight: AtomicU32,
+    /// Limit computed by the `Lend` policy tick (0 = not set).
+    pub(super) lend_limit: AtomicU32,
     /// Number of `get` calls that returned a refusal.
     pub(super) failures: AtomicU64,
     /// Failure count seen by the previous `Lend` tick.
     pub(super) failures_seen: AtomicU64,
-    /// Refused and not yet successful since (informational).
-    pub(super) waiting: AtomicBool,
-    /// Failed and not yet drained to zero in flight; counted in the host's
-    /// starved count.
-    pub(super) starved: AtomicBool,
-    /// Last get/put activity, caller's monotonic clock (ns).
+    /// Time of the last host tick that found the queue busy (caller's
+    /// monotonic clock, ns). Written by the tick only.
     pub(super) last_active_ns: AtomicU64,
-    /// Per-queue limit computed by the `Lend` policy tick (0 = not set).
-    pub(super) lend_limit: AtomicU32,
 }
 
 impl QueueTags {
@@ -35,14 +53,12 @@ impl QueueTags {
     pub fn new(index: u32) -> Self {
         Self {
             index: AtomicU32::new(index),
-            active: AtomicBool::new(false),
+            state: AtomicU32::new(0),
             in_flight: AtomicU32::new(0),
+            lend_limit: AtomicU32::new(0),
             failures: AtomicU64::new(0),
             failures_seen: AtomicU64::new(0),
-            waiting: AtomicBool::new(false),
-            starved: AtomicBool::new(false),
             last_active_ns: AtomicU64::new(0),
-            lend_limit: AtomicU32::new(0),
         }
     }
 
@@ -69,25 +85,37 @@ impl QueueTags {
         self.failures.load(Ordering::Relaxed)
     }
 
+    /// Current flags (a snapshot).
+    fn flags(&self) -> u32 {
+        // Relaxed: statistics only.
+        self.state.load(Ordering::Relaxed)
+    }
+
     /// Whether this queue is counted in the host's active queues.
     pub fn is_active(&self) -> bool {
-        // Relaxed: statistics only.
-        self.active.load(Ordering::Relaxed)
+        self.flags() & ACTIVE != 0
+    }
+
+    /// Whether this queue allocated since the last host tick, or held tags
+    /// at that tick (then it counts as busy until the next tick too).
+    pub fn is_busy(&self) -> bool {
+        self.flags() & BUSY != 0
     }
 
     /// Whether this queue was refused and has not allocated since.
     pub fn is_waiting(&self) -> bool {
-        // Relaxed: statistics only; wake-ups use the host waiter mask.
-        self.waiting.load(Ordering::Relaxed)
+        // Wake-ups use the host waiter mask, not this flag.
+        self.flags() & WAITING != 0
     }
 
     /// Whether this queue failed and has not drained to zero in flight.
     pub fn is_starved(&self) -> bool {
-        // Relaxed: statistics only.
-        self.starved.load(Ordering::Relaxed)
+        self.flags() & STARVED != 0
     }
 
-    /// Time (caller's clock, ns) of the last get or put of this queue.
+    /// Time (caller's clock, ns) of the last host tick that found this
+    /// queue busy: the queue's last get or put is at most one tick period
+    /// earlier (and never later).
     pub fn last_active_ns(&self) -> u64 {
         // Relaxed: idle detection heuristic only.
         self.last_active_ns.load(Ordering::Relaxed)
@@ -99,12 +127,30 @@ impl QueueTags {
         self.lend_limit.load(Ordering::Relaxed)
     }
 
-    /// Records activity at `now_ns` (monotonic; never moves backwards).
-    pub(super) fn touch(&self, now_ns: u64) {
-        // Relaxed: idle heuristic; fetch_max keeps it monotonic when CPUs
-        // report slightly different clocks.
+    /// Sets the uncounted `flags` (BUSY, WAITING) unless all are set
+    /// already: a load first keeps the line clean in the common case.
+    pub(super) fn set_flags(&self, flags: u32) {
+        // Relaxed (both): heuristic / informational flags; an RMW so that
+        // concurrent updates of other flags in the word are not erased.
+        if self.state.load(Ordering::Relaxed) & flags != flags {
+            self.state.fetch_or(flags, Ordering::Relaxed);
+        }
+    }
+
+    /// Clears the uncounted `flags` (BUSY, WAITING) unless none is set.
+    pub(super) fn clear_flags(&self, flags: u32) {
+        // Relaxed (both): see `set_flags`.
+        if self.state.load(Ordering::Relaxed) & flags != 0 {
+            self.state.fetch_and(!flags, Ordering::Relaxed);
+        }
+    }
+
+    /// Records that a tick at `now_ns` found the queue busy (monotonic:
+    /// never moves backwards).
+    pub(super) fn note_busy_at(&self, now_ns: u64) {
+        // Relaxed: idle heuristic; only the (serialised) tick writes it.
         if self.last_active_ns.load(Ordering::Relaxed) < now_ns {
-            self.last_active_ns.fetch_max(now_ns, Ordering::Relaxed);
+            self.last_active_ns.store(now_ns, Ordering::Relaxed);
         }
     }
 }
@@ -121,12 +167,30 @@ mod tests {
         assert_eq!(q.in_flight(), 0);
         assert_eq!(q.failures(), 0);
         assert!(!q.is_active());
+        assert!(!q.is_busy());
         assert!(!q.is_waiting());
         assert!(!q.is_starved());
         assert_eq!(q.lend_limit(), 0);
-        q.touch(10);
-        q.touch(5);
+        assert_eq!(q.last_active_ns(), 0);
+        q.note_busy_at(10);
+        q.note_busy_at(5);
         assert_eq!(q.last_active_ns(), 10);
+    }
+
+    #[test]
+    fn flags_are_independent() {
+        let q = QueueTags::new(0);
+        q.set_flags(BUSY);
+        q.set_flags(WAITING);
+        q.set_flags(BUSY);
+        assert!(q.is_busy() && q.is_waiting() && !q.is_active() && !q.is_starved());
+        q.clear_flags(BUSY);
+        assert!(!q.is_busy() && q.is_waiting());
+        q.clear_flags(BUSY);
+        q.clear_flags(WAITING);
+        assert_eq!(q.flags(), 0);
+        assert_eq!(core::mem::align_of::<QueueTags>(), 64);
+        assert_eq!(core::mem::size_of::<QueueTags>(), 64);
     }
 }
 

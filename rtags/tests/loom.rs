@@ -34,7 +34,7 @@ fn get_put(w: &World, qi: usize) -> Result<u64, Refusal> {
         "tag {tag} handed out twice"
     );
     w.owned[tag as usize].store(false, Ordering::Release);
-    Ok(w.host.put(&w.q[qi], tag, 2))
+    Ok(w.host.put(&w.q[qi], tag))
 }
 
 /// (a) Two threads allocate and free concurrently: never the same tag.
@@ -86,10 +86,10 @@ fn no_lost_wakeup_exhausted() {
             let hint = AtomicU32::new(0);
             w2.host.get(&w2.q[1], &hint, 1)
         });
-        let mask = w.host.put(&w.q[0], tag, 1);
+        let mask = w.host.put(&w.q[0], tag);
         match b.join().unwrap() {
             Ok(t) => {
-                w.host.put(&w.q[1], t, 2);
+                w.host.put(&w.q[1], t);
             }
             Err(r) => {
                 assert_eq!(r, Refusal::Exhausted);
@@ -116,7 +116,7 @@ fn no_lost_wakeup_limited() {
             let hint = AtomicU32::new(0);
             w2.host.get(&w2.q[1], &hint, 1)
         });
-        let mask = w.host.put(&w.q[1], held[0], 1);
+        let mask = w.host.put(&w.q[1], held[0]);
         match b.join().unwrap() {
             Ok(t) => assert!(t < 8),
             Err(r) => {
@@ -145,9 +145,9 @@ fn policy_switch_concurrent_with_get() {
         if r.is_err() {
             // Only possible once the depth shrank under the held tag.
             assert_eq!(w.host.depth(), 1);
-            assert_ne!(w.host.put(&w.q[0], held, 3) & 0b10, 0);
+            assert_ne!(w.host.put(&w.q[0], held) & 0b10, 0);
         } else {
-            w.host.put(&w.q[0], held, 3);
+            w.host.put(&w.q[0], held);
         }
         assert_eq!(w.host.policy(), Policy::Fair);
         assert_eq!(w.host.in_use(), 0);
@@ -190,7 +190,7 @@ fn starved_vs_tick_and_drain() {
         let w2 = w.clone();
         let t = thread::spawn(move || {
             w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
-            w2.host.put(&w2.q[1], tag, 10)
+            w2.host.put(&w2.q[1], tag)
         });
         let r = {
             let hint = AtomicU32::new(0);
@@ -200,13 +200,86 @@ fn starved_vs_tick_and_drain() {
         let mask = t.join().unwrap();
         match r {
             Ok(t0) => {
-                w.host.put(&w.q[0], t0, 20);
+                w.host.put(&w.q[0], t0);
             }
             Err(_) => assert_ne!(mask & 1, 0),
         }
         counters_consistent(&w);
-        // Everything drained: a final tick clears every mark.
+        // Everything drained: the first tick consumes the busy flags, the
+        // second clears every mark.
         w.host.tick(&[&w.q[0], &w.q[1]], 1000);
         counters_consistent(&w);
+        w.host.tick(&[&w.q[0], &w.q[1]], 1001);
+        counters_consistent(&w);
+        assert_eq!(w.host.active_queues(), 0);
+        assert_eq!(w.host.starved_queues(), 0);
+    });
+}
+
+/// (e) The flags word: a tick clearing the busy flag (`fetch_and`) races
+/// with gets that set it and (re-)activate queues (`fetch_or`), and with a
+/// put that drains a queue: no flag update is lost (q1's I/O is recorded
+/// by this tick or the next), and the counters match the flags. (q1 may
+/// still be deactivated by the racing tick: the documented race, undone by
+/// its next get.)
+#[test]
+fn busy_flag_vs_tick() {
+    loom::model(|| {
+        let w = world(2, Policy::Fair);
+        // q0 active and busy, holding a tag; q1 active, not busy any more.
+        let hint = AtomicU32::new(0);
+        let held = w.host.get(&w.q[0], &hint, 0).unwrap();
+        let t1 = w.host.get(&w.q[1], &hint, 0).unwrap();
+        w.host.put(&w.q[1], t1);
+        w.host.tick(&[&w.q[0], &w.q[1]], 1);
+        assert!(w.q[0].is_busy() && !w.q[1].is_busy());
+        let w2 = w.clone();
+        let t = thread::spawn(move || {
+            w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
+        });
+        w.host.put(&w.q[0], held);
+        get_put(&w, 1).unwrap();
+        t.join().unwrap();
+        counters_consistent(&w);
+        // Whatever the interleaving, q1's I/O (and q0's put) is seen by
+        // the racing tick or the next one.
+        w.host.tick(&[&w.q[0], &w.q[1]], 11);
+        assert!(w.q[0].last_active_ns() >= 10, "q0's put lost");
+        assert!(w.q[1].last_active_ns() >= 10, "q1's I/O lost");
+        assert!(!w.q[1].is_busy());
+        counters_consistent(&w);
+        // Idle from now on (idle window 0): two ticks deactivate both.
+        w.host.tick(&[&w.q[0], &w.q[1]], 12);
+        w.host.tick(&[&w.q[0], &w.q[1]], 13);
+        assert_eq!(w.host.active_queues(), 0);
+        counters_consistent(&w);
+    });
+}
+
+/// (e') The tick clearing the busy flag races with the put that drains a
+/// starved queue and clears its starved flag in the same word: neither
+/// update may erase the other (the counters would drift).
+#[test]
+fn busy_clear_vs_starved_drain() {
+    loom::model(|| {
+        let w = world(1, Policy::Fair);
+        let hint = AtomicU32::new(0);
+        // q1 is refused below its share (starved), then gets the tag.
+        let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
+        assert!(w.host.get(&w.q[1], &hint, 0).is_err());
+        assert!(w.q[1].is_starved());
+        w.host.put(&w.q[0], t0);
+        let t1 = w.host.get(&w.q[1], &hint, 0).unwrap();
+        // Held at this tick: q1 stays busy until the next one.
+        w.host.tick(&[&w.q[0], &w.q[1]], 1);
+        assert!(w.q[1].is_busy() && w.q[1].is_starved());
+        let w2 = w.clone();
+        let t = thread::spawn(move || {
+            w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
+        });
+        w.host.put(&w.q[1], t1);
+        t.join().unwrap();
+        counters_consistent(&w);
+        assert!(!w.q[1].is_starved(), "drained to zero: not starved");
     });
 }

@@ -71,18 +71,26 @@ proptest! {
     /// Host: no double allocation, tags below depth, exact counters, and
     /// every refusal's waiter bit is handed out by the next put.
     #[test]
-    fn host_model(depth in 1u32..=48, policy in 0u32..4, expiry in 0u64..200, ops in prop::collection::vec(op(), 1..300)) {
+    fn host_model(depth in 1u32..=48, policy in 0u32..4, expiry in 0u64..200, idle in 0u64..60, ops in prop::collection::vec(op(), 1..300)) {
         let h = HostTags::new(depth, Policy::from_u32(policy).unwrap()).unwrap();
         h.set_borrow_expiry_ns(expiry);
-        h.set_idle_ns(50);
+        h.set_idle_ns(idle);
         let qs = [QueueTags::new(0), QueueTags::new(1), QueueTags::new(65)];
         let refs = [&qs[0], &qs[1], &qs[2]];
         let hints = [AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)];
         let mut held: Vec<(u32, usize)> = Vec::new();
         let mut mask = 0u64;
         let mut now = 0u64;
+        // Idle detection model: busy flag, last busy tick, active.
+        let mut busy = [false; 3];
+        let mut last = [0u64; 3];
+        let mut active = [false; 3];
         for op in ops {
             now += 1;
+            if let Op::Get(qi) = op {
+                busy[qi] = true;
+                active[qi] = true;
+            }
             match op {
                 Op::Get(qi) => match h.get(&qs[qi], &hints[qi], now) {
                     Ok(t) => {
@@ -109,19 +117,30 @@ proptest! {
                 Op::Put(i) => {
                     if !held.is_empty() {
                         let (t, qi) = held.swap_remove(i % held.len());
-                        prop_assert_eq!(h.put(&qs[qi], t, now), mask);
+                        prop_assert_eq!(h.put(&qs[qi], t), mask);
                         mask = 0;
                     }
                 }
                 Op::BogusPut(t) => {
                     if held.iter().all(|&(u, _)| u != t) {
-                        prop_assert_eq!(h.put(&qs[0], t, now), 0);
+                        prop_assert_eq!(h.put(&qs[0], t), 0);
                     }
                 }
                 Op::SetDepth(d) => h.set_depth(d).unwrap(),
                 Op::SetPolicy(p) => h.set_policy(Policy::from_u32(p).unwrap()),
                 Op::Tick(dt) => {
                     now += dt;
+                    for qi in 0..3 {
+                        if qs[qi].in_flight() != 0 {
+                            busy[qi] = true;
+                            last[qi] = now;
+                        } else if busy[qi] {
+                            busy[qi] = false;
+                            last[qi] = now;
+                        } else if mask & qs[qi].waiter_bit() == 0 && now - last[qi] >= idle {
+                            active[qi] = false;
+                        }
+                    }
                     h.tick(&refs, now);
                     for q in &qs {
                         if q.is_active() {
@@ -136,12 +155,19 @@ proptest! {
                 prop_assert_eq!(q.in_flight() as usize, held.iter().filter(|&&(_, o)| o == qi).count());
             }
             prop_assert_eq!(h.active_queues() as usize, qs.iter().filter(|q| q.is_active()).count());
+            for (qi, q) in qs.iter().enumerate() {
+                prop_assert_eq!((q.is_busy(), q.last_active_ns(), q.is_active()), (busy[qi], last[qi], active[qi]), "queue {}", qi);
+            }
             prop_assert_eq!(h.starved_queues() as usize, qs.iter().filter(|q| q.is_starved()).count());
         }
         for (t, qi) in held {
-            h.put(&qs[qi], t, now);
+            h.put(&qs[qi], t);
         }
-        now += 1000;
+        // The first tick finds the queues busy (I/O since the previous
+        // tick), the next one, an idle window later, deactivates them.
+        now += 1;
+        h.tick(&refs, now);
+        now += idle;
         h.tick(&refs, now);
         prop_assert_eq!(h.active_queues(), 0);
         prop_assert_eq!(h.starved_queues(), 0);
@@ -160,17 +186,17 @@ proptest! {
         let heavy = QueueTags::new(1);
         let hint = AtomicU32::new(0);
         let t = h.get(&light, &hint, 0).unwrap();
-        h.put(&light, t, 0);
+        h.put(&light, t);
         let mut held: Vec<u32> = (0..depth).map(|_| h.get(&heavy, &hint, 0).unwrap()).collect();
         prop_assert_eq!(h.limit(&heavy, 0), depth);
         prop_assert_eq!(h.get(&light, &hint, t_fail), Err(Refusal::Exhausted));
         let fair = rtags::policy::fair_share(depth, 2);
         prop_assert_eq!(h.limit(&heavy, t_fail), fair);
-        h.put(&heavy, held.pop().unwrap(), t_fail);
+        h.put(&heavy, held.pop().unwrap());
         let t = h.get(&light, &hint, t_fail).unwrap();
         // Starved until it drains, whatever the expiry.
         prop_assert_eq!(h.limit(&heavy, t_fail + expiry + 1), fair);
-        h.put(&light, t, t_fail);
+        h.put(&light, t);
         prop_assert_eq!(h.is_contended(t_fail), expiry > 0);
         if expiry > 0 {
             prop_assert_eq!(h.limit(&heavy, t_fail + expiry - 1), fair);

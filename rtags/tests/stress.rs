@@ -3,6 +3,7 @@
 //! wake-up would hang a worker and trip the timeout).
 #![cfg(not(loom))]
 
+use rtags::bitmap::initial_hint;
 use rtags::host::HostTags;
 use rtags::policy::Policy;
 use rtags::queue::QueueTags;
@@ -17,6 +18,16 @@ fn kick_all(kicks: &[AtomicBool], mask: u64) {
         if mask & (1 << i) != 0 {
             k.store(true, Ordering::SeqCst);
         }
+    }
+}
+
+/// Sets the flag when dropped, also when unwinding from a failed check, so
+/// that the maintenance thread stops and the test fails instead of hanging.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -45,21 +56,24 @@ fn run(policy: Policy, depth: u32) {
                 std::thread::yield_now();
             }
         });
+        let _stop = SetOnDrop(&stop);
         let mut workers = Vec::new();
         for (id, q) in queues.iter().enumerate() {
             let (host, owner, kicks, clock, refusals) = (&host, &owner, &kicks, &clock, &refusals);
             workers.push(s.spawn(move || {
-                let hint = AtomicU32::new(id as u32 * 3);
+                let hint = AtomicU32::new(initial_hint(id as u32));
                 let mut held: Vec<u32> = Vec::new();
                 let mut rng = id as u64 * 0x9e37_79b9 + 1;
                 for _ in 0..ITERS {
                     rng ^= rng << 13;
                     rng ^= rng >> 7;
                     rng ^= rng << 17;
-                    let now = clock.fetch_add(1, Ordering::Relaxed);
+                    // Time moves on per operation; `get` reads it only when
+                    // it needs it.
+                    clock.fetch_add(1, Ordering::Relaxed);
                     if held.len() < 6 && rng % 3 != 0 {
                         kicks[id].store(false, Ordering::SeqCst);
-                        match host.get(q, &hint, now) {
+                        match host.get(q, &hint, || clock.load(Ordering::Relaxed)) {
                             Ok(t) => {
                                 let prev = owner[t as usize].swap(id as u32, Ordering::SeqCst);
                                 assert_eq!(prev, u32::MAX, "tag {t} held by {prev} and {id}");
@@ -70,7 +84,7 @@ fn run(policy: Policy, depth: u32) {
                                 // Give back our own tags (their puts may kick us).
                                 for t in held.drain(..) {
                                     owner[t as usize].store(u32::MAX, Ordering::SeqCst);
-                                    kick_all(kicks, host.put(q, t, now));
+                                    kick_all(kicks, host.put(q, t));
                                 }
                                 let start = Instant::now();
                                 while !kicks[id].load(Ordering::SeqCst) {
@@ -84,19 +98,18 @@ fn run(policy: Policy, depth: u32) {
                         }
                     } else if let Some(t) = held.pop() {
                         owner[t as usize].store(u32::MAX, Ordering::SeqCst);
-                        kick_all(kicks, host.put(q, t, now));
+                        kick_all(kicks, host.put(q, t));
                     }
                 }
                 for t in held.drain(..) {
                     owner[t as usize].store(u32::MAX, Ordering::SeqCst);
-                    kick_all(kicks, host.put(q, t, 0));
+                    kick_all(kicks, host.put(q, t));
                 }
             }));
         }
         for w in workers {
             w.join().unwrap();
         }
-        stop.store(true, Ordering::Relaxed);
     });
     assert_eq!(host.in_use(), 0);
     assert!(queues.iter().all(|q| q.in_flight() == 0));
@@ -111,6 +124,8 @@ fn run(policy: Policy, depth: u32) {
     let refs: Vec<&QueueTags> = queues.iter().collect();
     // Hand out any leftover waiter bits, then everything is idle.
     let leftover = host.waiter_mask();
+    // The first tick consumes the busy flags, the second deactivates.
+    host.tick(&refs, u64::MAX - 1);
     host.tick(&refs, u64::MAX);
     if leftover == 0 {
         assert_eq!(host.active_queues(), 0);
