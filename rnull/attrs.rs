@@ -139,7 +139,7 @@ impl AttrOps for ConfigFile {
                 let q = host.queue(self.dev.index).ok_or(ENODEV)?;
                 match self.field {
                     Field::TagsInFlight => writeln!(out, "{}", q.in_flight()),
-                    Field::TagsLimit => writeln!(out, "{}", host.tags.limit(q, now_ns())),
+                    Field::TagsLimit => writeln!(out, "{}", host.tags.limit(q, now_ns)),
                     Field::TagsFailures => writeln!(out, "{}", q.failures()),
                     Field::TagsActive => writeln!(out, "{}", u8::from(q.is_active())),
                     _ => writeln!(out, "{}", u8::from(q.is_waiting())),

@@ -55,6 +55,11 @@ fn param_u32(v: i64) -> Result<u32> {
 }
 
 impl Config {
+    /// Whether fault injection is on (kept off the request path otherwise).
+    pub(crate) fn injects_faults(&self) -> bool {
+        self.inject_requeue_percent != 0 || self.inject_timeout_percent != 0
+    }
+
     /// Reads the parameters. Ranges were enforced when they were set; only
     /// the CPU clamp of `submit_queues` is left to do.
     pub(crate) fn from_params() -> Result<Self> {

@@ -11,10 +11,11 @@ use crate::{
         pages::PageStore,
         random::chance_percent,
         request::{Op, Pending, Refused, Request, Started, Status},
-        tagset::{Operations, TagSet, TagSetConfig},
+        tagset::{Dispatch, Operations, TagSet, TagSetConfig},
         time::now_ns,
         timer::Timer,
     },
+    rtags::bitmap::initial_hint,
     spindle::Spindle,
 };
 use core::{
@@ -118,7 +119,14 @@ impl Command {
 
 impl DeviceData {
     /// Moves the request's data, if the device keeps any.
-    fn execute(&self, rq: &Request<RNullOps>, op: Op, sector: u64, bytes: u32) -> Status {
+    fn execute(
+        &self,
+        ctx: &Dispatch<'_>,
+        rq: &Request<RNullOps>,
+        op: Op,
+        sector: u64,
+        bytes: u32,
+    ) -> Status {
         let Some(store) = &self.store else {
             return match op {
                 Op::Other => Status::NOT_SUPPORTED,
@@ -126,8 +134,8 @@ impl DeviceData {
             };
         };
         let done = match op {
-            Op::Read => store.transfer(rq, false),
-            Op::Write => store.transfer(rq, true),
+            Op::Read => store.transfer(ctx, rq, false),
+            Op::Write => store.transfer(ctx, rq, true),
             Op::Discard | Op::WriteZeroes => {
                 store.discard(sector, bytes);
                 Ok(())
@@ -156,14 +164,20 @@ impl Operations for RNullOps {
         }
     }
 
-    fn init_hctx(_queue: &DeviceData, index: u32) -> impl PinInit<HwQueue, kernel::error::Error> {
-        // Spread the queues' first searches over the budget.
+    fn init_hctx(queue: &DeviceData, index: u32) -> impl PinInit<HwQueue, kernel::error::Error> {
+        // Spread every device's queues' first searches over the budget's
+        // words (sbitmap's per-CPU hints do the same).
+        let slot = queue
+            .index
+            .wrapping_mul(queue.config.submit_queues)
+            .wrapping_add(index);
         HwQueue {
-            hint: AtomicU32::new(index.wrapping_mul(16)),
+            hint: AtomicU32::new(initial_hint(slot)),
         }
     }
 
     fn queue_rq(
+        ctx: &Dispatch<'_>,
         hw: &HwQueue,
         dev: &DeviceData,
         rq: Pending<'_, Self>,
@@ -173,7 +187,9 @@ impl Operations for RNullOps {
             let Some(q) = host.queue(dev.index) else {
                 return Err(rq.refuse(Status::IO_ERROR));
             };
-            match host.tags.get(q, &hw.hint, now_ns()) {
+            // The clock is read only if the policy needs the time (a
+            // refusal, or `borrow`'s expiry window).
+            match host.tags.get(q, &hw.hint, now_ns) {
                 // Relaxed: read back by the completion of this same request,
                 // which blk-mq orders after `queue_rq`.
                 Ok(tag) => rq.data().host_tag.store(tag, Ordering::Relaxed),
@@ -183,33 +199,24 @@ impl Operations for RNullOps {
             }
         }
         let info = rq.info();
-        let (rq, started) = rq.start();
-        let c = &dev.config;
-        // Relaxed (flag and counters): only this request's own dispatches
-        // touch the flag; the counters are statistics.
-        if c.inject_requeue_percent > 0
-            && !rq.data().requeued.load(Ordering::Relaxed)
-            && chance_percent(c.inject_requeue_percent)
-        {
-            rq.data().requeued.store(true, Ordering::Relaxed);
-            dev.injected_requeues.fetch_add(1, Ordering::Relaxed);
-            release_host_tag(&rq);
-            rq.requeue();
-            return Ok(started);
+        let (mut rq, started) = rq.start();
+        if dev.config.injects_faults() {
+            match inject_fault(dev, rq) {
+                Some(kept) => rq = kept,
+                None => return Ok(started),
+            }
         }
-        if chance_percent(c.inject_timeout_percent) {
-            dev.injected_timeouts.fetch_add(1, Ordering::Relaxed);
-            rq.lose();
-            return Ok(started);
-        }
-        let status = dev.execute(&rq, info.op, info.sector, info.bytes);
+        let status = dev.execute(ctx, &rq, info.op, info.sector, info.bytes);
         if let Some(spindle) = &dev.spindle {
             rq.data().set_status(status);
             Spindle::submit(spindle, rq, info.sw_queue);
             return Ok(started);
         }
         match dev.config.irqmode {
-            IrqMode::None => finish(rq, status),
+            IrqMode::None => {
+                release_host_tag(&rq);
+                ctx.end(rq, status);
+            }
             IrqMode::Softirq => {
                 rq.data().set_status(status);
                 rq.complete();
@@ -238,18 +245,41 @@ impl Operations for RNullOps {
     }
 }
 
+/// Fault injection: requeues or drops `rq` if the dice say so; gives it
+/// back otherwise.
+#[cold]
+fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNullOps>> {
+    let c = &dev.config;
+    // Relaxed (flag and counters): only this request's own dispatches touch
+    // the flag; the counters are statistics. The flag is cleared by the
+    // dispatch that follows the requeue, so each use of a request slot is
+    // requeued at most once.
+    let requeued = rq.data().requeued.swap(false, Ordering::Relaxed);
+    if !requeued && chance_percent(c.inject_requeue_percent) {
+        rq.data().requeued.store(true, Ordering::Relaxed);
+        dev.injected_requeues.fetch_add(1, Ordering::Relaxed);
+        release_host_tag(&rq);
+        rq.requeue();
+        return None;
+    }
+    if chance_percent(c.inject_timeout_percent) {
+        dev.injected_timeouts.fetch_add(1, Ordering::Relaxed);
+        rq.lose();
+        return None;
+    }
+    Some(rq)
+}
+
 /// Ends a request, first giving back its host tag and re-running the
 /// queues that waited for one.
 pub(crate) fn finish(rq: Request<RNullOps>, status: Status) {
     release_host_tag(&rq);
-    // Relaxed: the next dispatch of this request slot is ordered after the
-    // end by blk-mq.
-    rq.data().requeued.store(false, Ordering::Relaxed);
     rq.end(status);
 }
 
 /// Gives back the request's host tag, if it holds one, and re-runs the
 /// queues that waited for one.
+#[inline]
 fn release_host_tag(rq: &Request<RNullOps>) {
     let dev = rq.queue_data();
     if let Some(host) = &dev.host {
@@ -257,7 +287,7 @@ fn release_host_tag(rq: &Request<RNullOps>) {
         // its completion by blk-mq.
         let tag = rq.data().host_tag.swap(NO_TAG, Ordering::Relaxed);
         if let Some(q) = host.queue(dev.index).filter(|_| tag != NO_TAG) {
-            let waiters = host.tags.put(q, tag, now_ns());
+            let waiters = host.tags.put(q, tag);
             host.wake(waiters);
         }
     }

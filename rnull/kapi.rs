@@ -8,6 +8,7 @@
 //! Every `unsafe` block of rnull lives under this module; the driver logic
 //! above it is safe Rust.
 
+pub(crate) mod batch;
 pub(crate) mod disk;
 pub(crate) mod fmt;
 pub(crate) mod irq_lock;

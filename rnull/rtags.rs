@@ -8,6 +8,8 @@
 
 #[path = "../rtags/src/bitmap.rs"]
 pub mod bitmap;
+#[path = "../rtags/src/clock.rs"]
+pub mod clock;
 #[path = "../rtags/src/host.rs"]
 pub mod host;
 #[path = "../rtags/src/policy.rs"]

@@ -7,12 +7,36 @@
 //! layout makes those a few dependent loads (the nvme namespace series in
 //! the seeds measured the same trade-off).
 //!
-//! Locking: every lookup, insertion, removal and data copy runs under the
-//! XArray's own `xa_lock`, so a discard cannot free a page another request is
-//! copying. The lock is only taken from `queue_rq` (process context), never
-//! from interrupts, and no other lock nests inside or around it.
+//! # Locking and lifetime
+//!
+//! A write to a missing page allocates it *outside* any lock and publishes
+//! it with a compare-and-exchange under `xa_lock`, so racing writers agree
+//! on one page. On a non-blocking tag set the copy itself takes no lock:
+//! lookups are `xa_load`s, and the only thing that removes pages, a
+//! discard, erases them under `xa_lock` and frees them after an RCU grace
+//! period (`call_rcu` on the page's own `rcu_head`, as brd does), while
+//! blk-mq runs every `queue_rq` of a non-blocking set inside
+//! `rcu_read_lock()` (that is how `blk_mq_quiesce_queue` waits for it).
+//! There a write allocates (`GFP_ATOMIC`: RCU readers must not sleep) as it
+//! copies and publishes each new page with its data already in it, so only
+//! a partly written page is zeroed. A blocking set's `queue_rq` runs under
+//! SRCU instead, which does not hold off `call_rcu`, so there the copy runs
+//! under `xa_lock`, and the pages a write needs are made first (`GFP_NOIO`,
+//! zeroed, outside the lock). A [`Dispatch`] says which of the two the
+//! caller is in.
+//!
+//! A discard racing with a write to the same page may remove the page between
+//! the write's two steps; the write then skips it, as if the discard had come
+//! after it (the block layer gives overlapping in-flight requests no order).
+//!
+//! `xa_lock` is a plain spinlock taken from `queue_rq` only, never from
+//! interrupts; no other lock nests inside or around it.
 
-use super::{lock_class::LockClass, request::Request, tagset::Operations};
+use super::{
+    lock_class::LockClass,
+    request::Request,
+    tagset::{Dispatch, Operations},
+};
 use core::{
     ffi::c_void,
     pin::Pin,
@@ -21,6 +45,13 @@ use core::{
 use kernel::{bindings, c_str, init::PinInit, pin_init, prelude::*, types::Opaque};
 
 const PAGE_SIZE: u64 = bindings::PAGE_SIZE as u64;
+/// Allocations made inside an RCU read-side section must not sleep.
+const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_ATOMIC | bindings::__GFP_NOWARN;
+/// `GFP_NOIO` (`__GFP_RECLAIM`), which bindgen cannot evaluate: may sleep
+/// and reclaim, but starts no I/O, so a block driver cannot recurse into
+/// itself.
+const GFP_NOIO: bindings::gfp_t =
+    (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);
 const SECTOR_SHIFT: u32 = 9;
 const SECTORS_PER_PAGE: u64 = PAGE_SIZE >> SECTOR_SHIFT;
 /// `XA_PRESENT`: matches any present entry in `xa_find`.
@@ -42,7 +73,8 @@ pub(crate) struct PageStore {
     pages: AtomicU64,
 }
 
-// SAFETY: all access to the XArray and its pages is serialised by `xa_lock`.
+// SAFETY: the XArray is changed under `xa_lock` only; pages are freed only
+// after an RCU grace period or with the store itself (see the module docs).
 unsafe impl Send for PageStore {}
 // SAFETY: as above.
 unsafe impl Sync for PageStore {}
@@ -104,51 +136,108 @@ impl PageStore {
         }
     }
 
-    /// The page at `index`, allocating a zeroed one if `create`.
-    fn page(&self, _g: &XaGuard<'_>, index: u64, create: bool) -> Result<*mut bindings::page> {
-        let xa = self.xa.get();
-        // SAFETY: the XArray is initialised; we hold its lock.
-        let found = unsafe { bindings::xa_load(xa, index as usize) }.cast::<bindings::page>();
-        if !found.is_null() || !create {
-            return Ok(found);
-        }
-        // SAFETY: plain page allocation; atomic because we hold a spinlock.
-        let page = unsafe {
-            bindings::alloc_pages(
-                bindings::GFP_ATOMIC | bindings::__GFP_ZERO | bindings::__GFP_NOWARN,
-                0,
-            )
+    /// The page at `index`, or null.
+    fn lookup(&self, index: u64) -> *mut bindings::page {
+        // SAFETY: the XArray is initialised; `xa_load` takes the RCU read
+        // lock itself, and the caller's protection (see the module docs)
+        // keeps a found page from being freed while it is used.
+        unsafe { bindings::xa_load(self.xa.get(), index as usize) }.cast::<bindings::page>()
+    }
+
+    /// Allocates an order-0 page; zeroed if `zero`.
+    fn alloc_page(gfp: bindings::gfp_t, zero: bool) -> Result<*mut bindings::page> {
+        let gfp = if zero {
+            gfp | bindings::__GFP_ZERO
+        } else {
+            gfp
         };
+        // SAFETY: plain order-0 page allocation; `gfp` fits the caller's
+        // context (see `Dispatch::may_sleep`).
+        let page = unsafe { bindings::alloc_pages(gfp, 0) };
         if page.is_null() {
-            return Err(ENOMEM);
+            Err(ENOMEM)
+        } else {
+            Ok(page)
         }
-        // SAFETY: we hold `xa_lock`; GFP_ATOMIC keeps `__xa_store` from dropping it.
-        let old =
-            unsafe { bindings::__xa_store(xa, index as usize, page.cast(), bindings::GFP_ATOMIC) };
+    }
+
+    /// Publishes `page`, whose contents are final, at `index` unless
+    /// another writer got there first. Returns the page now at `index`:
+    /// `page`, or the other writer's (then `page` is freed).
+    fn publish(
+        &self,
+        index: u64,
+        page: *mut bindings::page,
+        gfp: bindings::gfp_t,
+    ) -> Result<*mut bindings::page> {
+        let xa = self.xa.get();
+        let old = {
+            let _guard = self.lock();
+            // SAFETY: we hold `xa_lock`, which `__xa_cmpxchg` expects; with a
+            // sleeping `gfp` it may drop and retake it to allocate nodes.
+            unsafe {
+                bindings::__xa_cmpxchg(xa, index as usize, core::ptr::null_mut(), page.cast(), gfp)
+            }
+        };
+        if old.is_null() {
+            // Relaxed: statistic only.
+            self.pages.fetch_add(1, Ordering::Relaxed);
+            return Ok(page);
+        }
+        // SAFETY: the page was not stored (an error, or another writer's
+        // page is there), so it is still ours and nobody has seen it.
+        unsafe { bindings::__free_pages(page, 0) };
         if is_xa_err(old) {
-            // SAFETY: the page was not stored, so it is still ours.
-            unsafe { bindings::__free_pages(page, 0) };
-            return Err(ENOMEM);
+            Err(ENOMEM)
+        } else {
+            Ok(old.cast())
         }
-        // Relaxed: statistic only.
-        self.pages.fetch_add(1, Ordering::Relaxed);
-        Ok(page)
+    }
+
+    /// Makes sure the page at `index` exists (zeroed if new).
+    fn populate(&self, index: u64, gfp: bindings::gfp_t) -> Result {
+        if self.lookup(index).is_null() {
+            self.publish(index, Self::alloc_page(gfp, true)?, gfp)?;
+        }
+        Ok(())
     }
 
     /// Copies a read or write request's data from or to the store.
-    pub(crate) fn transfer<T: Operations>(&self, rq: &Request<T>, write: bool) -> Result {
+    pub(crate) fn transfer<T: Operations>(
+        &self,
+        ctx: &Dispatch<'_>,
+        rq: &Request<T>,
+        write: bool,
+    ) -> Result {
         let dir = if write {
             Dir::ToDevice
         } else {
             Dir::FromDevice
         };
         let raw = rq.as_raw();
-        let guard = self.lock();
-        // SAFETY: `rq` is a started request we own, so its bio chain and
-        // bvecs are stable until we end it.
-        let mut sector = unsafe { (*raw).__sector };
-        // SAFETY: as above.
-        let mut bio = unsafe { (*raw).bio };
+        // SAFETY: `rq` is a started request we own, so its fields, bio chain
+        // and bvecs are stable until we end it.
+        let (mut sector, bytes, mut bio) =
+            unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
+        // Under RCU a write allocates a missing page as it copies, and
+        // publishes it with its data (so only a partly written page needs
+        // zeroing). Under `xa_lock` (a blocking set) nothing can be
+        // allocated while copying: the pages are made, zeroed, first.
+        let fill = write && ctx.rcu_held();
+        if write && !fill && bytes > 0 {
+            let first = sector / SECTORS_PER_PAGE;
+            let last = ((sector << SECTOR_SHIFT) + u64::from(bytes) - 1) / PAGE_SIZE;
+            for index in first..=last {
+                self.populate(index, GFP_NOIO)?;
+            }
+        }
+        // See the module docs: RCU (held by blk-mq) or `xa_lock` keeps the
+        // pages we copy from being freed.
+        let _guard = if ctx.rcu_held() {
+            None
+        } else {
+            Some(self.lock())
+        };
         while !bio.is_null() {
             // SAFETY: `bio` is a live bio of the request.
             let (vecs, iter, next) = unsafe { ((*bio).bi_io_vec, (*bio).bi_iter, (*bio).bi_next) };
@@ -159,7 +248,7 @@ impl PageStore {
                 // `remaining` bytes are left, as the block layer guarantees.
                 let bv = unsafe { *vecs.add(idx) };
                 let len = (bv.bv_len - done).min(remaining);
-                self.copy_segment(&guard, &bv, bv.bv_offset + done, len, &mut sector, dir)?;
+                self.copy_segment(&bv, bv.bv_offset + done, len, &mut sector, dir, fill)?;
                 remaining -= len;
                 done += len;
                 if done == bv.bv_len {
@@ -174,14 +263,17 @@ impl PageStore {
 
     /// Copies `len` bytes at byte `offset` of the (possibly multi-page)
     /// segment `bv`, advancing `sector`.
+    ///
+    /// The caller holds RCU or `xa_lock` (see the module docs); with `fill`
+    /// (RCU only) a write allocates and publishes the pages it misses.
     fn copy_segment(
         &self,
-        guard: &XaGuard<'_>,
         bv: &bindings::bio_vec,
         mut offset: u32,
         mut len: u32,
         sector: &mut u64,
         dir: Dir,
+        fill: bool,
     ) -> Result {
         while len > 0 {
             let in_page = u64::from(offset) % PAGE_SIZE;
@@ -189,19 +281,32 @@ impl PageStore {
             let chunk = u64::from(len)
                 .min(PAGE_SIZE - in_page)
                 .min(PAGE_SIZE - store_off);
-            let store = self.page(guard, *sector / SECTORS_PER_PAGE, dir == Dir::ToDevice)?;
+            let index = *sector / SECTORS_PER_PAGE;
+            let mut store = self.lookup(index);
+            let mut fresh = core::ptr::null_mut();
+            if store.is_null() && fill {
+                // Not zeroed if the chunk covers it: nobody sees the page
+                // before it holds our data.
+                fresh = Self::alloc_page(ALLOC_UNDER_RCU, chunk != PAGE_SIZE)?;
+                store = fresh;
+            }
             // Multi-page bvecs cover physically contiguous pages, so the page
             // at `offset / PAGE_SIZE` is part of this segment; both mappings
             // cover whole pages and `in_page + chunk`, `store_off + chunk`
             // stay within them.
-            // SAFETY: as above.
+            // A write finds no page only when a racing discard removed it:
+            // skip it, as if the discard came after the write.
+            // SAFETY: as above; a found store page is kept alive by the
+            // caller's RCU read lock or `xa_lock`.
             unsafe {
                 let page = bv.bv_page.add((u64::from(offset) / PAGE_SIZE) as usize);
                 let io = bindings::kmap_local_page(page)
                     .cast::<u8>()
                     .add(in_page as usize);
                 if store.is_null() {
-                    core::ptr::write_bytes(io, 0, chunk as usize);
+                    if dir == Dir::FromDevice {
+                        core::ptr::write_bytes(io, 0, chunk as usize);
+                    }
                 } else {
                     let mem = bindings::kmap_local_page(store)
                         .cast::<u8>()
@@ -213,6 +318,14 @@ impl PageStore {
                     bindings::kunmap_local(mem.cast::<c_void>());
                 }
                 bindings::kunmap_local(io.cast::<c_void>());
+            }
+            if !fresh.is_null() {
+                let winner = self.publish(index, fresh, ALLOC_UNDER_RCU)?;
+                if winner != fresh {
+                    // Another writer published the page first; ours is
+                    // gone, write into theirs (same offsets).
+                    continue;
+                }
             }
             *sector += chunk >> SECTOR_SHIFT;
             offset += chunk as u32;
@@ -237,12 +350,15 @@ impl PageStore {
                 let old =
                     unsafe { bindings::__xa_erase(xa, index as usize) }.cast::<bindings::page>();
                 if !old.is_null() {
-                    // SAFETY: the page came from `alloc_pages` and left the array.
-                    unsafe { bindings::__free_pages(old, 0) };
+                    // SAFETY: the page came from `alloc_pages` and left the
+                    // array; copies that found it before may still run under
+                    // RCU, so it is freed after a grace period.
+                    unsafe { free_page_after_grace_period(old) };
                     // Relaxed: statistic only.
                     self.pages.fetch_sub(1, Ordering::Relaxed);
                 }
-            } else if let Ok(page) = self.page(&guard, index, false) {
+            } else {
+                let page = self.lookup(index);
                 if !page.is_null() {
                     // SAFETY: the page is ours and stays in the array while we
                     // hold the lock; the range is within the page.
@@ -256,6 +372,38 @@ impl PageStore {
             pos += chunk;
         }
         drop(guard);
+    }
+}
+
+/// Frees `page` once every RCU reader that may have found it is done.
+///
+/// # Safety
+///
+/// `page` is an order-0 page from `alloc_pages` that the caller owns and that
+/// no new reader can find any more.
+unsafe fn free_page_after_grace_period(page: *mut bindings::page) {
+    // SAFETY: a page we own is not on any list, so its `callback_head` (in
+    // the union that also holds the LRU links) is ours to use until the
+    // callback frees the page.
+    unsafe {
+        let head = core::ptr::addr_of_mut!((*page).__bindgen_anon_1.callback_head);
+        bindings::call_rcu(head, Some(free_page_rcu));
+    }
+}
+
+/// # Safety
+///
+/// Called by RCU for a head queued by [`free_page_after_grace_period`].
+unsafe extern "C" fn free_page_rcu(head: *mut bindings::callback_head) {
+    // SAFETY: `head` is the `callback_head` inside the `__bindgen_anon_1`
+    // union of a page we own, so stepping back by the union's offset gives
+    // the page.
+    unsafe {
+        let page = head
+            .cast::<u8>()
+            .sub(core::mem::offset_of!(bindings::page, __bindgen_anon_1))
+            .cast::<bindings::page>();
+        bindings::__free_pages(page, 0);
     }
 }
 
@@ -287,5 +435,10 @@ impl PinnedDrop for PageStore {
         }
         // SAFETY: frees the XArray's nodes; the entries were freed above.
         unsafe { bindings::xa_destroy(xa) };
+        // Pages discarded earlier may still wait for their grace period;
+        // their callback is this module's code, which must outlive them.
+        // SAFETY: `rcu_barrier` has no preconditions beyond process context,
+        // which dropping a device runs in.
+        unsafe { bindings::rcu_barrier() };
     }
 }

@@ -208,10 +208,22 @@ impl<T: Operations> Pdu<T> {
     /// # Safety
     ///
     /// `rq` must belong to a tag set created by [`super::tagset::TagSet<T>`].
-    unsafe fn of(rq: *mut bindings::request) -> *mut Self {
-        // SAFETY: the PDU directly follows the request; the tag set sized it
-        // for `Pdu<T>`.
-        unsafe { bindings::blk_mq_rq_to_pdu(rq).cast() }
+    pub(crate) unsafe fn of(rq: *mut bindings::request) -> *mut Self {
+        // `blk_mq_rq_to_pdu()` is `rq + 1`; written out here because the
+        // kernel crate's helper for it is an out-of-line call on every use.
+        // SAFETY: the PDU directly follows the request in the same
+        // allocation; the tag set sized it for `Pdu<T>`.
+        unsafe { rq.add(1).cast() }
+    }
+
+    /// The request a PDU belongs to (`blk_mq_rq_from_pdu()`).
+    ///
+    /// # Safety
+    ///
+    /// `pdu` must be the PDU of a request of a `TagSet<T>`.
+    unsafe fn request_of(pdu: *mut Self) -> *mut bindings::request {
+        // SAFETY: the request directly precedes its PDU.
+        unsafe { pdu.cast::<bindings::request>().sub(1) }
     }
 }
 
@@ -415,7 +427,7 @@ unsafe extern "C" fn timer_callback<T: Operations>(
 ) -> bindings::hrtimer_restart {
     // SAFETY: the timer is the first field of a `#[repr(C)]` `Pdu<T>`, so the
     // PDU starts at the same address; the request precedes its PDU.
-    let rq = unsafe { bindings::blk_mq_rq_from_pdu(timer.cast()) };
+    let rq = unsafe { Pdu::<T>::request_of(timer.cast()) };
     // SAFETY: `complete_after` gave up ownership to this timer.
     if let Some(rq) = unsafe { Request::<T>::from_raw(rq) } {
         T::timer_expired(rq);

@@ -2,7 +2,8 @@
 
 //! blk-mq tag sets and the driver callbacks behind them.
 
-use super::request::{reclaim_from_timer, Pdu, Pending, Refused, Request, Started};
+use super::batch::CompletionBatch;
+use super::request::{reclaim_from_timer, Pdu, Pending, Refused, Request, Started, Status};
 use core::{ffi::c_void, marker::PhantomData, pin::Pin};
 use kernel::{
     bindings,
@@ -36,6 +37,7 @@ pub(crate) trait Operations: Sized + 'static {
 
     /// Dispatches one request. `last` is false when more follow in this batch.
     fn queue_rq(
+        ctx: &Dispatch<'_>,
         hw: &Self::HwData,
         queue: &Self::QueueData,
         rq: Pending<'_, Self>,
@@ -53,6 +55,41 @@ pub(crate) trait Operations: Sized + 'static {
 
     /// blk-mq's timeout fired for a request whose hrtimer was still pending.
     fn timed_out(rq: Request<Self>);
+}
+
+/// What blk-mq guarantees the code of one `queue_rq` call.
+///
+/// Only the `queue_rq` callback makes one, and lends it for the call, so
+/// holding a `&Dispatch` proves the code runs inside that call.
+///
+/// # Invariants
+///
+/// If `blocking` is false, the tag set is not `BLK_MQ_F_BLOCKING` and the
+/// call runs inside blk-mq's `rcu_read_lock()` section (which
+/// `blk_mq_quiesce_queue` relies on), for as long as the value lives.
+pub(crate) struct Dispatch<'a> {
+    blocking: bool,
+    /// Where successful completions go when blk-mq dispatches a batch.
+    batch: Option<&'a CompletionBatch>,
+    /// Not `Send`: the guarantee holds on the dispatching CPU only.
+    _p: PhantomData<*mut ()>,
+}
+
+impl Dispatch<'_> {
+    /// Ends `rq`, which the driver completes within this dispatch, with
+    /// `status`. In a batch dispatch (`queue_rqs`) successful requests are
+    /// ended together when the batch is done; otherwise at once.
+    pub(crate) fn end<T: Operations>(&self, rq: Request<T>, status: Status) {
+        match self.batch {
+            Some(batch) => batch.end(rq, status),
+            None => rq.end(status),
+        }
+    }
+
+    /// The caller holds the RCU read lock (a non-blocking tag set).
+    pub(crate) fn rcu_held(&self) -> bool {
+        !self.blocking
+    }
 }
 
 /// Options of a tag set.
@@ -89,6 +126,8 @@ unsafe impl<T: Operations> Sync for TagSet<T> {}
 impl<T: Operations> TagSet<T> {
     /// Allocates a tag set; use with `Arc::pin_init`.
     pub(crate) fn new(config: &TagSetConfig) -> impl PinInit<Self, Error> {
+        // blk-mq places the PDU right after the request (`rq + 1`).
+        const { assert!(core::mem::align_of::<Pdu<T>>() <= core::mem::align_of::<bindings::request>()) };
         let cmd_size = u32::try_from(core::mem::size_of::<Pdu<T>>());
         let mut flags = bindings::BLK_MQ_F_SHOULD_MERGE;
         if config.blocking {
@@ -150,7 +189,7 @@ impl<T: Operations> OperationsVTable<T> {
     const VTABLE: bindings::blk_mq_ops = bindings::blk_mq_ops {
         queue_rq: Some(Self::queue_rq_callback),
         commit_rqs: Some(Self::commit_rqs_callback),
-        queue_rqs: None,
+        queue_rqs: Some(Self::queue_rqs_callback),
         get_budget: None,
         put_budget: None,
         set_rq_budget_token: None,
@@ -197,6 +236,16 @@ impl<T: Operations> OperationsVTable<T> {
         unsafe { <Pin<KBox<T::HwData>>>::borrow((*hctx).driver_data) }
     }
 
+    /// Whether `hctx`'s tag set is `BLK_MQ_F_BLOCKING`.
+    ///
+    /// # Safety
+    ///
+    /// `hctx` must be live.
+    unsafe fn is_blocking(hctx: *mut bindings::blk_mq_hw_ctx) -> bool {
+        // SAFETY: guaranteed by the caller.
+        unsafe { (*hctx).flags & bindings::BLK_MQ_F_BLOCKING as usize != 0 }
+    }
+
     /// # Safety
     ///
     /// Called by blk-mq with a live `hctx` and the request it dispatches.
@@ -216,10 +265,77 @@ impl<T: Operations> OperationsVTable<T> {
         let Some(rq) = rq else {
             return super::request::Status::IO_ERROR.raw();
         };
-        match T::queue_rq(&hw, &queue, rq, last) {
+        // INVARIANT: blk-mq runs `queue_rq` of a non-blocking set under
+        // `rcu_read_lock()` (`blk_mq_run_dispatch_ops`); `ctx` lives on this
+        // stack frame only.
+        let ctx = Dispatch {
+            // SAFETY: `hctx` is live for this call.
+            blocking: unsafe { Self::is_blocking(hctx) },
+            batch: None,
+            _p: PhantomData,
+        };
+        match T::queue_rq(&ctx, &hw, &queue, rq, last) {
             Ok(_started) => bindings::BLK_STS_OK as _,
             Err(Refused(status)) => status.raw(),
         }
+    }
+
+    /// Dispatches a plug list, as `queue_rq` would each request, and ends
+    /// the requests completed on the way in one batch.
+    ///
+    /// # Safety
+    ///
+    /// Called by blk-mq (`blk_mq_flush_plug_list`) inside its dispatch
+    /// section with a list of requests of one queue made by
+    /// [`super::disk::Disk`]; requests left on the list are issued one by
+    /// one by blk-mq afterwards.
+    unsafe extern "C" fn queue_rqs_callback(rqlist: *mut bindings::rq_list) {
+        let batch = CompletionBatch::new();
+        // SAFETY: blk-mq hands us the list for this call.
+        // A batch of one ends no cheaper than the request alone.
+        let batched = unsafe { (*rqlist).head != (*rqlist).tail };
+        let mut refused = bindings::rq_list {
+            head: core::ptr::null_mut(),
+            tail: core::ptr::null_mut(),
+        };
+        // SAFETY: blk-mq hands us the list for this call; its requests are
+        // being dispatched to us (`Pending`'s invariant) and each one's
+        // `mq_hctx` is a live, initialised context of this queue.
+        unsafe {
+            loop {
+                let rq = (*rqlist).head;
+                if rq.is_null() {
+                    break;
+                }
+                (*rqlist).head = (*rq).__bindgen_anon_1.rq_next;
+                (*rq).__bindgen_anon_1.rq_next = core::ptr::null_mut();
+                let last = (*rqlist).head.is_null();
+                let hctx = (*rq).mq_hctx;
+                let (hw, queue) = (Self::hw_data(hctx), Self::queue_data(hctx));
+                let Some(pending) = Pending::<T>::new(rq) else {
+                    continue;
+                };
+                // INVARIANT: as in `queue_rq_callback`: blk-mq flushes the
+                // plug list inside `blk_mq_run_dispatch_ops`.
+                let ctx = Dispatch {
+                    blocking: Self::is_blocking(hctx),
+                    batch: if batched { Some(&batch) } else { None },
+                    _p: PhantomData,
+                };
+                if T::queue_rq(&ctx, &hw, &queue, pending, last).is_err() {
+                    // blk-mq keeps a refused request: hand it back.
+                    if refused.tail.is_null() {
+                        refused.head = rq;
+                    } else {
+                        (*refused.tail).__bindgen_anon_1.rq_next = rq;
+                    }
+                    refused.tail = rq;
+                }
+            }
+            (*rqlist).head = refused.head;
+            (*rqlist).tail = refused.tail;
+        }
+        batch.end_all();
     }
 
     /// # Safety
@@ -307,7 +423,7 @@ impl<T: Operations> OperationsVTable<T> {
     ) -> i32 {
         // SAFETY: the PDU of a new request is ours to initialise; `cmd_size`
         // is the size of `Pdu<T>`.
-        unsafe { Pdu::<T>::init(bindings::blk_mq_rq_to_pdu(rq).cast()) };
+        unsafe { Pdu::<T>::init(Pdu::<T>::of(rq)) };
         0
     }
 
@@ -321,6 +437,6 @@ impl<T: Operations> OperationsVTable<T> {
         _hctx_index: u32,
     ) {
         // SAFETY: the PDU was initialised and the request is idle.
-        unsafe { Pdu::<T>::drop_in_place(bindings::blk_mq_rq_to_pdu(rq).cast()) };
+        unsafe { Pdu::<T>::drop_in_place(Pdu::<T>::of(rq)) };
     }
 }

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Batched completion of requests ended during one `queue_rqs` call.
+//!
+//! blk-mq's `queue_rqs` hands a driver a whole plug list at once. A driver
+//! that ends requests right away (null_blk's `irqmode=0`) can then end the
+//! successful ones together with `blk_mq_end_request_batch()`, which frees
+//! their tags and drops their queue references once per hardware queue
+//! instead of once per request, and reads the clock once for the batch.
+//! That is the same path polled completions take (`blk_mq_add_to_batch()`).
+
+use super::request::{Request, Status};
+use super::tagset::Operations;
+use core::cell::UnsafeCell;
+use kernel::bindings;
+
+/// `RQF_SCHED_TAGS`: the request came from a scheduler's tags.
+const RQF_SCHED_TAGS: u32 = 1 << bindings::__RQF_SCHED_TAGS;
+/// The flags that make `blk_mq_need_time_stamp()` true.
+const RQF_NEED_TS: u32 = (1 << bindings::__RQF_IO_STAT)
+    | (1 << bindings::__RQF_STATS)
+    | (1 << bindings::__RQF_USE_SCHED);
+
+/// An `io_comp_batch` filled during one dispatch and ended by its owner.
+///
+/// # Invariants
+///
+/// Every request on `iob.req_list` was started, was owned by the driver when
+/// it was added, passed `blk_mq_add_to_batch()`'s checks, and is ended by
+/// [`CompletionBatch::end_all`] (called by the batch's owner, the
+/// `queue_rqs` callback, before it returns).
+pub(crate) struct CompletionBatch {
+    iob: UnsafeCell<bindings::io_comp_batch>,
+}
+
+impl CompletionBatch {
+    /// An empty batch.
+    pub(super) fn new() -> Self {
+        Self {
+            iob: UnsafeCell::new(bindings::io_comp_batch {
+                req_list: bindings::rq_list {
+                    head: core::ptr::null_mut(),
+                    tail: core::ptr::null_mut(),
+                },
+                need_ts: false,
+                complete: None,
+            }),
+        }
+    }
+
+    /// Ends `rq` with `status`: a successful, batchable request joins the
+    /// batch, anything else is ended at once (`blk_mq_add_to_batch()`).
+    pub(super) fn end<T: Operations>(&self, rq: Request<T>, status: Status) {
+        let raw = rq.as_raw();
+        // SAFETY: we own the started request, so its fields are stable.
+        let (flags, op, end_io) = unsafe {
+            (
+                (*raw).rq_flags,
+                (*raw).cmd_flags & ((1u32 << bindings::REQ_OP_BITS) - 1),
+                (*raw).end_io,
+            )
+        };
+        let passthrough =
+            op == bindings::req_op_REQ_OP_DRV_IN || op == bindings::req_op_REQ_OP_DRV_OUT;
+        if status != Status::OK || flags & RQF_SCHED_TAGS != 0 || passthrough || end_io.is_some() {
+            rq.end(status);
+            return;
+        }
+        let raw = rq.into_raw();
+        let iob = self.iob.get();
+        // SAFETY: the batch lives on the dispatching CPU's stack and is only
+        // touched from it, never concurrently (it is neither `Send` nor
+        // `Sync`); `raw` is a started request whose ownership moves to the
+        // batch (type invariant).
+        unsafe {
+            (*iob).complete = Some(bindings::blk_mq_end_request_batch);
+            (*iob).need_ts |= flags & RQF_NEED_TS != 0;
+            (*raw).__bindgen_anon_1.rq_next = (*iob).req_list.head;
+            (*iob).req_list.head = raw;
+            if (*iob).req_list.tail.is_null() {
+                (*iob).req_list.tail = raw;
+            }
+        }
+    }
+
+    /// Ends every request in the batch.
+    pub(super) fn end_all(&self) {
+        let iob = self.iob.get();
+        // SAFETY: see `end`; every request on the list is owned by the batch
+        // (type invariant) and ended here exactly once.
+        unsafe {
+            if !(*iob).req_list.head.is_null() {
+                bindings::blk_mq_end_request_batch(iob);
+            }
+        }
+    }
+}
