@@ -72,10 +72,17 @@ impl Host {
 
     /// Re-runs every device whose waiter bit is in `mask` (bits are shared
     /// modulo 64, so every device on a bit is re-run).
+    #[inline]
     pub(crate) fn wake(&self, mask: u64) {
-        if mask == 0 {
-            return;
+        // Almost always 0: keep the call off the completion path.
+        if mask != 0 {
+            self.wake_waiters(mask);
         }
+    }
+
+    /// The re-runs behind [`Host::wake`].
+    #[cold]
+    fn wake_waiters(&self, mask: u64) {
         for (i, q) in self.queues.iter().enumerate() {
             if q.waiter_bit() & mask != 0 {
                 self.waker.run(i);
