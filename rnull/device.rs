@@ -20,7 +20,7 @@ use crate::{
 };
 use core::{
     pin::Pin,
-    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering},
+    sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
 use kernel::{init::PinInit, prelude::*, sync::Arc};
 
@@ -85,8 +85,9 @@ pub(crate) struct Command {
     host_tag: AtomicU32,
     /// Arrival order at the rotational model's dispatcher.
     seq: AtomicU64,
-    /// Already requeued once by fault injection.
-    requeued: AtomicBool,
+    /// Fault injection: the data identity ([`Request::data_identity`]) of
+    /// the request this slot requeued, or 0.
+    requeued: AtomicUsize,
 }
 
 /// No host tag held.
@@ -160,7 +161,7 @@ impl Operations for RNullOps {
             status: AtomicU8::new(Status::OK.raw()),
             host_tag: AtomicU32::new(NO_TAG),
             seq: AtomicU64::new(0),
-            requeued: AtomicBool::new(false),
+            requeued: AtomicUsize::new(0),
         }
     }
 
@@ -250,13 +251,16 @@ impl Operations for RNullOps {
 #[cold]
 fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNullOps>> {
     let c = &dev.config;
-    // Relaxed (flag and counters): only this request's own dispatches touch
-    // the flag; the counters are statistics. The flag is cleared by the
-    // dispatch that follows the requeue, so each use of a request slot is
-    // requeued at most once.
-    let requeued = rq.data().requeued.swap(false, Ordering::Relaxed);
+    // A request is requeued at most once: the slot remembers the data
+    // (first bio) it requeued, and a dispatch of the same data is its
+    // return. Any other dispatch is a new request in the slot, even if the
+    // requeued one never came back (a scheduler may merge it away).
+    // Relaxed (slot and counters): only this slot's own dispatches touch it;
+    // the counters are statistics.
+    let data = rq.data_identity();
+    let requeued = rq.data().requeued.swap(0, Ordering::Relaxed) == data;
     if !requeued && chance_percent(c.inject_requeue_percent) {
-        rq.data().requeued.store(true, Ordering::Relaxed);
+        rq.data().requeued.store(data, Ordering::Relaxed);
         dev.injected_requeues.fetch_add(1, Ordering::Relaxed);
         release_host_tag(&rq);
         rq.requeue();

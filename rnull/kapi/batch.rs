@@ -26,9 +26,9 @@ const RQF_NEED_TS: u32 = (1 << bindings::__RQF_IO_STAT)
 /// # Invariants
 ///
 /// Every request on `iob.req_list` was started, was owned by the driver when
-/// it was added, passed `blk_mq_add_to_batch()`'s checks, and is ended by
-/// [`CompletionBatch::end_all`] (called by the batch's owner, the
-/// `queue_rqs` callback, before it returns).
+/// it was added, passed `blk_mq_add_to_batch()`'s checks, and is ended when
+/// the batch is dropped (by its owner, the `queue_rqs` callback, before it
+/// returns).
 pub(crate) struct CompletionBatch {
     iob: UnsafeCell<bindings::io_comp_batch>,
 }
@@ -82,9 +82,11 @@ impl CompletionBatch {
             }
         }
     }
+}
 
+impl Drop for CompletionBatch {
     /// Ends every request in the batch.
-    pub(super) fn end_all(&self) {
+    fn drop(&mut self) {
         let iob = self.iob.get();
         // SAFETY: see `end`; every request on the list is owned by the batch
         // (type invariant) and ended here exactly once.

@@ -14,10 +14,11 @@
 //! on one page. On a non-blocking tag set the copy itself takes no lock:
 //! lookups are `xa_load`s, and the only thing that removes pages, a
 //! discard, erases them under `xa_lock` and frees them after an RCU grace
-//! period (`call_rcu` on the page's own `rcu_head`, as brd does), while
+//! period (`call_rcu` on the page's own `rcu_head`), while
 //! blk-mq runs every `queue_rq` of a non-blocking set inside
 //! `rcu_read_lock()` (that is how `blk_mq_quiesce_queue` waits for it).
-//! There a write allocates (`GFP_ATOMIC`: RCU readers must not sleep) as it
+//! There a write allocates (`GFP_NOWAIT`: RCU readers must not sleep, and a
+//! null device has no business in the emergency reserves) as it
 //! copies and publishes each new page with its data already in it, so only
 //! a partly written page is zeroed. A blocking set's `queue_rq` runs under
 //! SRCU instead, which does not hold off `call_rcu`, so there the copy runs
@@ -45,8 +46,9 @@ use core::{
 use kernel::{bindings, c_str, init::PinInit, pin_init, prelude::*, types::Opaque};
 
 const PAGE_SIZE: u64 = bindings::PAGE_SIZE as u64;
-/// Allocations made inside an RCU read-side section must not sleep.
-const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_ATOMIC | bindings::__GFP_NOWARN;
+/// Allocations made inside an RCU read-side section must not sleep; a
+/// failure fails the write (`blocking=1` devices allocate with `GFP_NOIO`).
+const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_NOWAIT | bindings::__GFP_NOWARN;
 /// `GFP_NOIO` (`__GFP_RECLAIM`), which bindgen cannot evaluate: may sleep
 /// and reclaim, but starts no I/O, so a block driver cannot recurse into
 /// itself.
@@ -152,7 +154,7 @@ impl PageStore {
             gfp
         };
         // SAFETY: plain order-0 page allocation; `gfp` fits the caller's
-        // context (see `Dispatch::may_sleep`).
+        // context (sleeping only where `Dispatch::rcu_held` is false).
         let page = unsafe { bindings::alloc_pages(gfp, 0) };
         if page.is_null() {
             Err(ENOMEM)
@@ -311,10 +313,15 @@ impl PageStore {
                     let mem = bindings::kmap_local_page(store)
                         .cast::<u8>()
                         .add(store_off as usize);
-                    match dir {
-                        Dir::ToDevice => core::ptr::copy_nonoverlapping(io, mem, chunk as usize),
-                        Dir::FromDevice => core::ptr::copy_nonoverlapping(mem, io, chunk as usize),
-                    }
+                    // C's memcpy, not `copy_nonoverlapping`: overlapping
+                    // requests may copy to and from one store page at once
+                    // (the block layer gives them no order), a race on the
+                    // data that Rust's memory model does not allow.
+                    let (to, from) = match dir {
+                        Dir::ToDevice => (mem, io),
+                        Dir::FromDevice => (io, mem),
+                    };
+                    bindings::memcpy(to.cast(), from.cast(), chunk as usize);
                     bindings::kunmap_local(mem.cast::<c_void>());
                 }
                 bindings::kunmap_local(io.cast::<c_void>());
@@ -364,7 +371,8 @@ impl PageStore {
                     // hold the lock; the range is within the page.
                     unsafe {
                         let mem = bindings::kmap_local_page(page).cast::<u8>();
-                        core::ptr::write_bytes(mem.add(in_page as usize), 0, chunk as usize);
+                        // C's memset: see the copy in `copy_segment`.
+                        bindings::memset(mem.add(in_page as usize).cast(), 0, chunk as usize);
                         bindings::kunmap_local(mem.cast::<c_void>());
                     }
                 }
@@ -407,10 +415,12 @@ unsafe extern "C" fn free_page_rcu(head: *mut bindings::callback_head) {
     }
 }
 
-/// `xa_is_err()`: internal entries encoding an errno.
+/// `xa_is_err()`: an internal entry encoding an errno, i.e. at or above
+/// `xa_mk_internal(-MAX_ERRNO)`.
 fn is_xa_err(entry: *mut c_void) -> bool {
-    let v = entry as usize;
-    v & 3 == 2 && (v as isize) < 0 && (v as isize) >= -(4096 << 2)
+    const MAX_ERRNO: isize = 4095;
+    let v = entry as isize;
+    v & 3 == 2 && v < 0 && v >= (-MAX_ERRNO << 2) | 2
 }
 
 #[pinned_drop]

@@ -242,7 +242,17 @@ pub(crate) struct Pending<'a, T: Operations> {
 pub(crate) struct Started(());
 
 /// A refusal from `queue_rq`: blk-mq keeps the request and acts on the status.
-pub(crate) struct Refused(pub(crate) Status);
+///
+/// Only [`Pending::refuse`] makes one, which consumes the request, so a
+/// request that was started can never be refused as well.
+pub(crate) struct Refused(Status);
+
+impl Refused {
+    /// The status blk-mq acts on (never OK).
+    pub(super) fn status(&self) -> Status {
+        self.0
+    }
+}
 
 impl<'a, T: Operations> Pending<'a, T> {
     /// Wraps the request blk-mq dispatches.
@@ -340,6 +350,14 @@ impl<T: Operations> Request<T> {
     pub(crate) fn info(&self) -> Info {
         // SAFETY: by the type invariant the request is live.
         unsafe { info_of(self.rq.as_ptr()) }
+    }
+
+    /// An identity of the data the request carries (its first bio), to
+    /// tell a requeued request's return from a new request in the same
+    /// slot; only compared, never dereferenced. 0 for a request without data.
+    pub(crate) fn data_identity(&self) -> usize {
+        // SAFETY: by the type invariant the request is live and ours.
+        unsafe { (*self.rq.as_ptr()).bio as usize }
     }
 
     /// The driver's per-request data.

@@ -59,8 +59,9 @@ pub(crate) trait Operations: Sized + 'static {
 
 /// What blk-mq guarantees the code of one `queue_rq` call.
 ///
-/// Only the `queue_rq` callback makes one, and lends it for the call, so
-/// holding a `&Dispatch` proves the code runs inside that call.
+/// Only the `queue_rq` and `queue_rqs` callbacks make one, and lend it for
+/// one request's dispatch, so holding a `&Dispatch` proves the code runs
+/// inside that call.
 ///
 /// # Invariants
 ///
@@ -276,66 +277,89 @@ impl<T: Operations> OperationsVTable<T> {
         };
         match T::queue_rq(&ctx, &hw, &queue, rq, last) {
             Ok(_started) => bindings::BLK_STS_OK as _,
-            Err(Refused(status)) => status.raw(),
+            Err(refused) => refused.status().raw(),
         }
     }
 
     /// Dispatches a plug list, as `queue_rq` would each request, and ends
     /// the requests completed on the way in one batch.
     ///
+    /// The list is taken over first: a completion ending a request inline
+    /// may submit a new bio from the plug's task, which blk-mq then adds to
+    /// the (now empty) plug list. At the first refusal the refused request
+    /// and the rest are handed back, after whatever was added meanwhile,
+    /// for blk-mq to issue one by one (as `blk_mq_plug_issue_direct` does;
+    /// retrying the rest here would refuse them again).
+    ///
     /// # Safety
     ///
     /// Called by blk-mq (`blk_mq_flush_plug_list`) inside its dispatch
     /// section with a list of requests of one queue made by
-    /// [`super::disk::Disk`]; requests left on the list are issued one by
-    /// one by blk-mq afterwards.
+    /// [`super::disk::Disk`].
     unsafe extern "C" fn queue_rqs_callback(rqlist: *mut bindings::rq_list) {
+        // SAFETY: blk-mq hands us the list for this call; we own its
+        // requests (being dispatched to us, `Pending`'s invariant) until we
+        // start them or give them back.
+        let mut rq = unsafe { core::mem::replace(&mut (*rqlist).head, core::ptr::null_mut()) };
+        // SAFETY: as above.
+        let tail = unsafe { core::mem::replace(&mut (*rqlist).tail, core::ptr::null_mut()) };
         let batch = CompletionBatch::new();
-        // SAFETY: blk-mq hands us the list for this call.
         // A batch of one ends no cheaper than the request alone.
-        let batched = unsafe { (*rqlist).head != (*rqlist).tail };
-        let mut refused = bindings::rq_list {
-            head: core::ptr::null_mut(),
-            tail: core::ptr::null_mut(),
-        };
-        // SAFETY: blk-mq hands us the list for this call; its requests are
-        // being dispatched to us (`Pending`'s invariant) and each one's
-        // `mq_hctx` is a live, initialised context of this queue.
-        unsafe {
-            loop {
-                let rq = (*rqlist).head;
-                if rq.is_null() {
-                    break;
-                }
-                (*rqlist).head = (*rq).__bindgen_anon_1.rq_next;
+        let batched = rq != tail;
+        // The context whose requests were queued with `last == false` and
+        // not yet committed.
+        let mut uncommitted: *mut bindings::blk_mq_hw_ctx = core::ptr::null_mut();
+        while !rq.is_null() {
+            // SAFETY: `rq` is a request of the list we own; its `mq_hctx` is
+            // a live, initialised context of this queue.
+            let (next, hctx) = unsafe {
+                let next = (*rq).__bindgen_anon_1.rq_next;
                 (*rq).__bindgen_anon_1.rq_next = core::ptr::null_mut();
-                let last = (*rqlist).head.is_null();
-                let hctx = (*rq).mq_hctx;
-                let (hw, queue) = (Self::hw_data(hctx), Self::queue_data(hctx));
-                let Some(pending) = Pending::<T>::new(rq) else {
-                    continue;
-                };
-                // INVARIANT: as in `queue_rq_callback`: blk-mq flushes the
-                // plug list inside `blk_mq_run_dispatch_ops`.
-                let ctx = Dispatch {
-                    blocking: Self::is_blocking(hctx),
-                    batch: if batched { Some(&batch) } else { None },
-                    _p: PhantomData,
-                };
-                if T::queue_rq(&ctx, &hw, &queue, pending, last).is_err() {
-                    // blk-mq keeps a refused request: hand it back.
-                    if refused.tail.is_null() {
-                        refused.head = rq;
-                    } else {
-                        (*refused.tail).__bindgen_anon_1.rq_next = rq;
-                    }
-                    refused.tail = rq;
+                (next, (*rq).mq_hctx)
+            };
+            // The last request of this context in the list: blk-mq's
+            // `last` is per hardware queue.
+            // SAFETY: `next` is the rest of the list we own.
+            let last = next.is_null() || unsafe { (*next).mq_hctx } != hctx;
+            // SAFETY: see above.
+            let (hw, queue) = unsafe { (Self::hw_data(hctx), Self::queue_data(hctx)) };
+            // SAFETY: `rq` is a request blk-mq dispatches to us now.
+            let Some(pending) = (unsafe { Pending::<T>::new(rq) }) else {
+                break;
+            };
+            // INVARIANT: as in `queue_rq_callback`: blk-mq flushes the plug
+            // list inside `blk_mq_run_dispatch_ops`.
+            let ctx = Dispatch {
+                // SAFETY: `hctx` is live.
+                blocking: unsafe { Self::is_blocking(hctx) },
+                batch: if batched { Some(&batch) } else { None },
+                _p: PhantomData,
+            };
+            if T::queue_rq(&ctx, &hw, &queue, pending, last).is_err() {
+                if uncommitted == hctx {
+                    // Requests queued before this one expected a later
+                    // `last`; kick them as blk-mq would.
+                    T::commit_rqs(&hw, &queue);
                 }
+                // SAFETY: blk-mq keeps a refused request; `rq` and `next`
+                // (the rest) go back on the list, after anything a
+                // completion plugged meanwhile.
+                unsafe {
+                    (*rq).__bindgen_anon_1.rq_next = next;
+                    let rest_tail = if next.is_null() { rq } else { tail };
+                    if (*rqlist).tail.is_null() {
+                        (*rqlist).head = rq;
+                    } else {
+                        (*(*rqlist).tail).__bindgen_anon_1.rq_next = rq;
+                    }
+                    (*rqlist).tail = rest_tail;
+                }
+                break;
             }
-            (*rqlist).head = refused.head;
-            (*rqlist).tail = refused.tail;
+            uncommitted = if last { core::ptr::null_mut() } else { hctx };
+            rq = next;
         }
-        batch.end_all();
+        drop(batch);
     }
 
     /// # Safety
