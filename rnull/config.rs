@@ -8,7 +8,7 @@ use crate::{
     params,
     rtags::{policy::Policy, slice::SliceStart},
 };
-use kernel::{bindings, prelude::*};
+use kernel::prelude::*;
 
 /// How requests complete.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -68,8 +68,7 @@ impl Config {
             1 => IrqMode::Softirq,
             _ => IrqMode::Timer,
         };
-        // SAFETY: `nr_cpu_ids` is set during early boot and never changes after.
-        let cpus = unsafe { bindings::nr_cpu_ids };
+        let cpus = crate::kapi::cpu::possible_cpus();
         let mut submit_queues = param_u32(params::SUBMIT_QUEUES.get())?;
         if submit_queues > cpus {
             pr_warn!("submit_queues={submit_queues} is more than the {cpus} possible CPUs, using {cpus}\n");

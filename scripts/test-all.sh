@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make test`: every test of the project, in order of cost.
 #   1. rtags in userspace (cargo unit/property tests, loom, clippy)
-#   2. rustfmt --check on all Rust sources, the kernel's clippy build
+#   2. rustfmt --check on all Rust sources, `unsafe` only in rnull/kapi/ with
+#      its SAFETY comments, the benchmark report's unit tests, the kernel's
+#      clippy build
 #   3. build rnull.ko warning-free and the guest initramfs
 #   4. the selftests in a QEMU guest (TAP 13)
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
@@ -34,6 +36,24 @@ count_cargo out/test-rtags.log
 
 make -s fmt-check
 one "rustfmt --check" $?
+
+python3 scripts/check-unsafe.py
+one "unsafe only in rnull/kapi/, each with SAFETY" $?
+
+# The report generator's tests ("Ran N tests" / "OK" or "FAILED (failures=N)").
+/usr/bin/python3 -m unittest discover -s scripts/bench/report >out/test-report.log 2>&1
+rrc=$?
+n=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' out/test-report.log)
+f=$(grep -oE '(failures|errors)=[0-9]+' out/test-report.log | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
+if [ -z "$n" ]; then
+	tail -n 20 out/test-report.log
+	failed=$((failed + 1)); echo "FAILED: bench report tests did not run"
+else
+	[ "$rrc" = 0 ] || tail -n 30 out/test-report.log
+	sk=$(grep -oE 'skipped=[0-9]+' out/test-report.log | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
+	passed=$((passed + n - f - sk)); failed=$((failed + f)); skipped=$((skipped + sk))
+	echo "bench report tests: $((n - f - sk)) passed, $f failed, $sk skipped"
+fi
 
 # The kernel's clippy build of the module, warnings as errors.
 make -s clippy >out/clippy.log 2>&1
