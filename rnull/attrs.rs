@@ -6,7 +6,8 @@ use crate::{
     device::{DeviceData, RNullOps},
     kapi::{
         disk::Disk,
-        fmt::{parse_i64, BufWriter},
+        fmt::BufWriter,
+        parse::parse_i64,
         sysfs::{Attr, AttrOps, Dir},
         time::now_ns,
     },

@@ -19,7 +19,8 @@
 use crate::{
     host::{policy_from_name, Host},
     kapi::{
-        fmt::{parse_i64, BufWriter},
+        fmt::BufWriter,
+        parse::parse_i64,
         sysfs::{module_kobject, Attr, AttrOps, Dir},
     },
     rtags::policy::Policy,

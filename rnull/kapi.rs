@@ -16,6 +16,7 @@ pub(crate) mod irq_lock;
 pub(crate) mod lock_class;
 pub(crate) mod pages;
 pub(crate) mod param;
+pub(crate) mod parse;
 pub(crate) mod random;
 pub(crate) mod request;
 pub(crate) mod rq_fifo;

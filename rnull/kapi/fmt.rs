@@ -37,37 +37,3 @@ impl fmt::Write for BufWriter<'_> {
         Ok(())
     }
 }
-
-/// Strips one trailing newline, as `echo` appends one to every sysfs write.
-pub(crate) fn trim_newline(input: &[u8]) -> &[u8] {
-    input.strip_suffix(b"\n").unwrap_or(input)
-}
-
-/// Parses a decimal (or `0x` hexadecimal) integer, refusing empty input,
-/// signs where `signed` is false, trailing garbage and overflow.
-pub(crate) fn parse_i64(input: &[u8]) -> Option<i64> {
-    let input = trim_newline(input);
-    let (negative, digits) = match input.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        Some((b'+', rest)) => (false, rest),
-        _ => (false, input),
-    };
-    let (radix, digits) = match digits {
-        [b'0', b'x' | b'X', rest @ ..] => (16, rest),
-        _ => (10, digits),
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for &c in digits {
-        let d = (c as char).to_digit(radix)?;
-        value = value.checked_mul(i64::from(radix))?;
-        value = if negative {
-            value.checked_sub(i64::from(d))?
-        } else {
-            value.checked_add(i64::from(d))?
-        };
-    }
-    Some(value)
-}

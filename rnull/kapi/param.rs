@@ -9,7 +9,10 @@
 //! C parameter. The `set` callback validates the value and reports a bad one
 //! by name and range; the kernel turns its `-EINVAL` into a failed load.
 
-use super::fmt::{parse_i64, trim_newline, BufWriter};
+use super::{
+    fmt::BufWriter,
+    parse::{parse_i64, trim_newline},
+};
 use core::{
     ffi::{c_int, c_void},
     fmt::Write,

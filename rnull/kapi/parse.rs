@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Parsing what users write to module parameters and sysfs files, with the
+//! C kernel's rules so that rnull reads a value as null_blk would.
+
+/// Strips one trailing newline, as `echo` appends one to every sysfs write.
+pub(crate) fn trim_newline(input: &[u8]) -> &[u8] {
+    input.strip_suffix(b"\n").unwrap_or(input)
+}
+
+/// Parses an integer as `kstrtoll(s, 0, ...)` does (the base of C module
+/// parameters and of null_blk's sysfs and configfs files): an optional sign,
+/// then `0x`/`0X` and hexadecimal, `0` and octal, or decimal. Refuses empty
+/// input, trailing garbage and overflow.
+pub(crate) fn parse_i64(input: &[u8]) -> Option<i64> {
+    let input = trim_newline(input);
+    let (negative, digits) = match input.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, input),
+    };
+    let (radix, digits) = match digits {
+        [b'0', b'x' | b'X', rest @ ..] => (16, rest),
+        // "0" alone is octal zero: its digits are the lone 0.
+        [b'0', rest @ ..] if !rest.is_empty() => (8, rest),
+        _ => (10, digits),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for &c in digits {
+        let d = (c as char).to_digit(radix)?;
+        value = value.checked_mul(i64::from(radix))?;
+        value = if negative {
+            value.checked_sub(i64::from(d))?
+        } else {
+            value.checked_add(i64::from(d))?
+        };
+    }
+    Some(value)
+}
