@@ -135,7 +135,9 @@ impl<T: Operations> TagSet<T> {
             flags |= bindings::BLK_MQ_F_BLOCKING;
         }
         let (nr_hw_queues, queue_depth) = (config.nr_hw_queues, config.queue_depth);
-        let timeout = msecs_to_jiffies(config.timeout_ms);
+        // 0 keeps blk-mq's default (30 s).
+        let timeout =
+            u32::try_from(kernel::time::msecs_to_jiffies(config.timeout_ms)).unwrap_or(u32::MAX);
         try_pin_init!(TagSet {
             inner <- PinInit::<_, Error>::pin_chain(Opaque::uninit(), move |inner| {
                 let cmd_size = cmd_size.map_err(|_| EINVAL)?;
@@ -173,14 +175,6 @@ impl<T: Operations> PinnedDrop for TagSet<T> {
         // it holds an `Arc` to it, so none is left.
         unsafe { bindings::blk_mq_free_tag_set(self.inner.get()) };
     }
-}
-
-fn msecs_to_jiffies(ms: u32) -> u32 {
-    if ms == 0 {
-        return 0;
-    }
-    let hz = bindings::HZ as u64;
-    u32::try_from((u64::from(ms) * hz).div_ceil(1000)).unwrap_or(u32::MAX)
 }
 
 /// The `blk_mq_ops` table for `T`.

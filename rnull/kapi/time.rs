@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The monotonic clock.
+//! The monotonic clock, as the nanosecond count the driver computes with.
 
-use kernel::bindings;
+use kernel::time::Ktime;
 
-/// Nanoseconds on `CLOCK_MONOTONIC`.
+/// Nanoseconds on `CLOCK_MONOTONIC` (`ktime_get()`).
 pub(crate) fn now_ns() -> u64 {
-    // SAFETY: `ktime_get` has no preconditions and may be called from any context.
-    let t = unsafe { bindings::ktime_get() };
-    u64::try_from(t).unwrap_or(0)
+    // The monotonic clock starts at boot and never goes below zero.
+    u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
 }
