@@ -13,6 +13,14 @@ use core::{
 };
 use kernel::{bindings, c_str, ffi::c_ulong, init::PinInit, pin_init, prelude::*, types::Opaque};
 
+// The lock is a `spinlock_t` taken through its `raw_spinlock_t`, which is
+// what a `spinlock_t` is on every configuration but PREEMPT_RT (there it is
+// an rt_mutex, and a sleeping lock cannot be taken in hard interrupt
+// context). 6.12 has no Rust helper to initialise a bare `raw_spinlock_t`
+// with its lockdep class, so rather than be silently wrong there, refuse.
+#[cfg(CONFIG_PREEMPT_RT)]
+compile_error!("rnull's IrqSpinLock needs a raw_spinlock_t on PREEMPT_RT; not supported");
+
 static IRQ_LOCK_CLASS: LockClass = LockClass::new();
 
 /// Data protected by an interrupt-disabling spinlock.
@@ -58,7 +66,8 @@ impl<T> IrqSpinLock<T> {
     /// Takes the lock with local interrupts disabled.
     pub(crate) fn lock(&self) -> IrqGuard<'_, T> {
         // SAFETY: the lock is initialised (type invariant); a `spinlock_t`
-        // starts with its `raw_spinlock_t` on non-RT kernels.
+        // starts with its `raw_spinlock_t` on non-RT kernels, the only ones
+        // this file builds on (see the `compile_error!` above).
         let flags = unsafe { bindings::_raw_spin_lock_irqsave(self.lock.get().cast()) };
         IrqGuard { lock: self, flags }
     }
