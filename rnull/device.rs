@@ -214,10 +214,7 @@ impl Operations for RNullOps {
             return Ok(started);
         }
         match dev.config.irqmode {
-            IrqMode::None => {
-                release_host_tag(&rq);
-                ctx.end(rq, status);
-            }
+            IrqMode::None => ctx.end(rq, status),
             IrqMode::Softirq => {
                 rq.data().set_status(status);
                 rq.complete();
@@ -229,6 +226,10 @@ impl Operations for RNullOps {
             }
         }
         Ok(started)
+    }
+
+    fn release(rq: &Request<Self>) {
+        release_host_tag(rq);
     }
 
     fn complete(rq: Request<Self>) {
@@ -262,7 +263,6 @@ fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNull
     if !requeued && chance_percent(c.inject_requeue_percent) {
         rq.data().requeued.store(data, Ordering::Relaxed);
         dev.injected_requeues.fetch_add(1, Ordering::Relaxed);
-        release_host_tag(&rq);
         rq.requeue();
         return None;
     }
@@ -274,10 +274,9 @@ fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNull
     Some(rq)
 }
 
-/// Ends a request, first giving back its host tag and re-running the
-/// queues that waited for one.
+/// Ends a request (kapi gives its host tag back first, see
+/// [`Operations::release`]).
 pub(crate) fn finish(rq: Request<RNullOps>, status: Status) {
-    release_host_tag(&rq);
     rq.end(status);
 }
 

@@ -66,6 +66,8 @@ impl CompletionBatch {
             rq.end(status);
             return;
         }
+        // The request leaves the driver here, as in `Request::end`.
+        T::release(&rq);
         let raw = rq.into_raw();
         let iob = self.iob.get();
         // SAFETY: the batch lives on the dispatching CPU's stack and is only

@@ -377,6 +377,7 @@ impl<T: Operations> Request<T> {
 
     /// Ends the request with `status`.
     pub(crate) fn end(self, status: Status) {
+        T::release(&self);
         let rq = self.into_raw();
         // SAFETY: we owned the started request; ownership ends here.
         unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
@@ -385,6 +386,7 @@ impl<T: Operations> Request<T> {
     /// Gives the request back to blk-mq to be dispatched again later
     /// (fault injection: a requeue).
     pub(crate) fn requeue(self) {
+        T::release(&self);
         let rq = self.into_raw();
         // SAFETY: we owned the started request; blk-mq takes it back and
         // will dispatch it again through `queue_rq`.
@@ -431,6 +433,7 @@ impl<T: Operations> Request<T> {
 
 impl<T: Operations> Drop for Request<T> {
     fn drop(&mut self) {
+        T::release(self);
         // SAFETY: we own the started request; a forgotten request would hang
         // until blk-mq's timeout, so fail it instead.
         unsafe { bindings::blk_mq_end_request(self.rq.as_ptr(), Status::IO_ERROR.raw()) };

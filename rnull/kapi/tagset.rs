@@ -47,6 +47,11 @@ pub(crate) trait Operations: Sized + 'static {
     /// Ends a batch whose last request was refused.
     fn commit_rqs(_hw: &Self::HwData, _queue: &Self::QueueData) {}
 
+    /// Gives back what the driver holds for `rq` (a budget tag, ...): called
+    /// once each time the request leaves the driver, however it does
+    /// (ended, batched, requeued or dropped), right before it goes.
+    fn release(_rq: &Request<Self>) {}
+
     /// A request handed to [`Request::complete`] comes back here.
     fn complete(rq: Request<Self>);
 
