@@ -4,7 +4,6 @@
 
 use crate::{
     disk_model::DiskModel,
-    host::policy_from_name,
     params,
     rtags::{policy::Policy, slice::SliceStart},
 };
@@ -115,7 +114,7 @@ impl Config {
             host_queue_depth: param_u32(params::HOST_QUEUE_DEPTH.get())?,
             tag_policy: params::POLICY_NAMES
                 .get(params::TAG_POLICY.get())
-                .and_then(|n| policy_from_name(n.as_bytes()))
+                .and_then(|n| Policy::from_name(n.as_bytes()))
                 .ok_or(EINVAL)?,
             borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
             model,

@@ -18,7 +18,7 @@ use crate::{
         timer::{Fire, Timer},
         wake::QueueWaker,
     },
-    rtags::{host::HostTags, policy::Policy, queue::QueueTags},
+    rtags::{host::HostTags, queue::QueueTags},
 };
 use kernel::{prelude::*, sync::Arc};
 
@@ -101,9 +101,4 @@ impl Fire for HostTick {
         host.tags.tick(&host.queues, now);
         timer.arm_at(now + TICK_NS);
     }
-}
-
-/// Parses a policy name as written to sysfs or given as a parameter.
-pub(crate) fn policy_from_name(name: &[u8]) -> Option<Policy> {
-    Policy::from_name(name)
 }

@@ -17,7 +17,7 @@
 //! changes nothing.
 
 use crate::{
-    host::{policy_from_name, Host},
+    host::Host,
     kapi::{
         fmt::BufWriter,
         parse::parse_i64,
@@ -95,7 +95,7 @@ impl AttrOps for HostFile {
     fn store(&self, input: &[u8]) -> Result {
         let t = &self.host.tags;
         match self.field {
-            Field::Policy => t.set_policy(policy_from_name(input).ok_or(EINVAL)?),
+            Field::Policy => t.set_policy(Policy::from_name(input).ok_or(EINVAL)?),
             Field::Depth => {
                 let depth = u32::try_from(parse_in(input, 1, 1024)?).map_err(|_| EINVAL)?;
                 t.set_depth(depth).map_err(|_| EINVAL)?;
