@@ -420,7 +420,7 @@ unsafe extern "C" fn free_page_rcu(head: *mut bindings::callback_head) {
 fn is_xa_err(entry: *mut c_void) -> bool {
     const MAX_ERRNO: isize = 4095;
     let v = entry as isize;
-    v & 3 == 2 && v < 0 && v >= (-MAX_ERRNO << 2) | 2
+    v & 3 == 2 && ((-MAX_ERRNO << 2) | 2..0).contains(&v)
 }
 
 #[pinned_drop]

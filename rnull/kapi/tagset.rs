@@ -299,9 +299,9 @@ impl<T: Operations> OperationsVTable<T> {
         // SAFETY: blk-mq hands us the list for this call; we own its
         // requests (being dispatched to us, `Pending`'s invariant) until we
         // start them or give them back.
-        let mut rq = unsafe { core::mem::replace(&mut (*rqlist).head, core::ptr::null_mut()) };
+        let mut rq = unsafe { core::mem::take(&mut (*rqlist).head) };
         // SAFETY: as above.
-        let tail = unsafe { core::mem::replace(&mut (*rqlist).tail, core::ptr::null_mut()) };
+        let tail = unsafe { core::mem::take(&mut (*rqlist).tail) };
         let batch = CompletionBatch::new();
         // A batch of one ends no cheaper than the request alone.
         let batched = rq != tail;
