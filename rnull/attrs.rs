@@ -3,7 +3,7 @@
 //! `/sys/block/rnullbN/rnull/`: the device's effective configuration.
 
 use crate::{
-    device::{DeviceData, RNullOps},
+    device_data::{DeviceData, RNullOps},
     kapi::{
         disk::Disk,
         fmt::BufWriter,

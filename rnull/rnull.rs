@@ -9,8 +9,10 @@
 use kernel::prelude::*;
 
 mod attrs;
+mod blk_ops;
 mod config;
 mod device;
+mod device_data;
 mod disk_model;
 mod host;
 mod host_attrs;

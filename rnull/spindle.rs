@@ -30,14 +30,18 @@
 //! All state is under one interrupt-disabling lock, taken by `queue_rq`
 //! (process context) and the timer (hard interrupt); nothing else nests
 //! inside it. Requests are ended after the lock is dropped.
+//!
+//! The spindle works for any tag set type `T` whose per-request data is a
+//! [`SpindleRequest`]: it keeps the arrival number and the status to end
+//! with.
 
 use crate::{
-    device::{finish, RNullOps},
     disk_model::DiskModel,
     kapi::{
         irq_lock::IrqSpinLock,
-        request::Request,
+        request::{Request, Status},
         rq_fifo::RqFifo,
+        tagset::Operations,
         time::now_ns,
         timer::{Fire, Timer},
     },
@@ -46,32 +50,48 @@ use crate::{
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{init::PinInit, prelude::*};
 
+/// What the spindle needs from a request's driver data.
+pub(crate) trait SpindleRequest {
+    /// Records the arrival number (under the dispatcher's lock).
+    fn set_seq(&self, seq: u64);
+
+    /// The arrival number.
+    fn seq(&self) -> u64;
+
+    /// The status to end the request with once it is served (stored by
+    /// `queue_rq` before [`Spindle::submit`]).
+    fn status(&self) -> Status;
+}
+
 /// Software queues the dispatcher tells apart; more share slots.
 const SLOTS: usize = 32;
 
 /// The request being served, its software queue and when it is done.
-struct Serving {
-    rq: Request<RNullOps>,
+struct Serving<T: Operations> {
+    rq: Request<T>,
     slot: u32,
     done_ns: u64,
 }
 
 /// Dispatcher state, under the spindle's lock.
-struct Dispatch {
-    staged: [RqFifo<RNullOps>; SLOTS],
+struct Dispatch<T: Operations> {
+    staged: [RqFifo<T>; SLOTS],
     /// `blk_mq_ctx` identity owning each slot (0: free).
     owners: [usize; SLOTS],
     /// Bit `i` set when `staged[i]` is not empty.
     pending: u64,
     sched: SliceSched,
-    current: Option<Serving>,
+    current: Option<Serving<T>>,
     /// Sector after the last one served.
     head: u64,
     /// Arrival counter, for arrival order without slices.
     seq: u64,
 }
 
-impl Dispatch {
+impl<T: Operations> Dispatch<T>
+where
+    T::RequestData: SpindleRequest,
+{
     fn new(start: SliceStart) -> Self {
         let mut sched = SliceSched::new();
         sched.set_start(start);
@@ -117,17 +137,20 @@ impl Dispatch {
     }
 }
 
-/// A modelled single-actuator disk.
+/// A modelled single-actuator disk serving requests of tag set type `T`.
 #[pin_data]
-pub(crate) struct Spindle {
+pub(crate) struct Spindle<T: Operations> {
     #[pin]
-    state: IrqSpinLock<Dispatch>,
+    state: IrqSpinLock<Dispatch<T>>,
     model: DiskModel,
     /// `time_slice_us` of the (single) hardware queue, in modelled ns.
     slice_ns: AtomicU64,
 }
 
-impl Spindle {
+impl<T: Operations> Spindle<T>
+where
+    T::RequestData: SpindleRequest,
+{
     /// A new idle spindle.
     pub(crate) fn new(
         model: DiskModel,
@@ -149,7 +172,7 @@ impl Spindle {
 
     /// Stages a started request from software queue `sw_queue` and serves
     /// it if the actuator is free.
-    pub(crate) fn submit(timer: &Timer<Spindle>, rq: Request<RNullOps>, sw_queue: usize) {
+    pub(crate) fn submit(timer: &Timer<Self>, rq: Request<T>, sw_queue: usize) {
         let this = timer.target();
         let mut st = this.state.lock();
         // Read under the lock, so the dispatcher never sees time go back
@@ -169,7 +192,7 @@ impl Spindle {
     /// Starts serving the next request, if the actuator is idle and the
     /// dispatcher has one to give; arms the timer for its end (or for the
     /// end of a slice's wait).
-    fn dispatch(&self, st: &mut Dispatch, now: u64, timer: &Timer<Spindle>) {
+    fn dispatch(&self, st: &mut Dispatch<T>, now: u64, timer: &Timer<Self>) {
         if let Some(cur) = &st.current {
             // Covers a racing re-arm: the timer must fire for this request.
             timer.arm_at(cur.done_ns);
@@ -222,7 +245,10 @@ impl Spindle {
     }
 }
 
-impl Fire for Spindle {
+impl<T: Operations> Fire for Spindle<T>
+where
+    T::RequestData: SpindleRequest,
+{
     fn fire(timer: &Timer<Self>) {
         let this = timer.target();
         let done = {
@@ -241,7 +267,9 @@ impl Fire for Spindle {
         };
         if let Some(d) = done {
             let status = d.rq.data().status();
-            finish(d.rq, status);
+            // `end` calls `Operations::release` first: the driver gives
+            // back what it holds for the request (rnull: its host tag).
+            d.rq.end(status);
         }
     }
 }

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The blk-mq callbacks of every rnull device ([`RNullOps`]): dispatch
+//! (host tag, fault injection, data transfer, then completion as
+//! `irqmode` or the rotational model says), and the ways a request comes
+//! back to be ended.
+
+use crate::{
+    config::IrqMode,
+    device_data::{Command, DeviceData, HwQueue, RNullOps},
+    kapi::{
+        random::chance_percent,
+        request::{Op, Pending, Refused, Request, Started, Status},
+        tagset::{Dispatch, Operations},
+        time::now_ns,
+    },
+    rtags::bitmap::initial_hint,
+    spindle::Spindle,
+};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{init::PinInit, prelude::*};
+
+impl DeviceData {
+    /// Moves the request's data, if the device keeps any.
+    fn execute(
+        &self,
+        ctx: &Dispatch<'_>,
+        rq: &Request<RNullOps>,
+        op: Op,
+        sector: u64,
+        bytes: u32,
+    ) -> Status {
+        let Some(store) = &self.store else {
+            return match op {
+                Op::Other => Status::NOT_SUPPORTED,
+                _ => Status::OK,
+            };
+        };
+        let done = match op {
+            Op::Read => store.transfer(ctx, rq, false),
+            Op::Write => store.transfer(ctx, rq, true),
+            Op::Discard | Op::WriteZeroes => {
+                store.discard(sector, bytes);
+                Ok(())
+            }
+            Op::Flush => Ok(()),
+            Op::Other => return Status::NOT_SUPPORTED,
+        };
+        match done {
+            Ok(()) => Status::OK,
+            Err(_) => Status::IO_ERROR,
+        }
+    }
+}
+
+impl Operations for RNullOps {
+    type QueueData = DeviceData;
+    type HwData = HwQueue;
+    type RequestData = Command;
+
+    fn new_request_data() -> Command {
+        Command::new()
+    }
+
+    fn init_hctx(queue: &DeviceData, index: u32) -> impl PinInit<HwQueue, kernel::error::Error> {
+        // Spread every device's queues' first searches over the budget's
+        // words (sbitmap's per-CPU hints do the same).
+        let slot = queue
+            .index
+            .wrapping_mul(queue.config.submit_queues)
+            .wrapping_add(index);
+        HwQueue {
+            hint: AtomicU32::new(initial_hint(slot)),
+        }
+    }
+
+    fn queue_rq(
+        ctx: &Dispatch<'_>,
+        hw: &HwQueue,
+        dev: &DeviceData,
+        rq: Pending<'_, Self>,
+        _last: bool,
+    ) -> Result<Started, Refused> {
+        if let Some(host) = &dev.host {
+            let Some(q) = host.queue(dev.index) else {
+                return Err(rq.refuse(Status::IO_ERROR));
+            };
+            // The clock is read only if the policy needs the time (a
+            // refusal, or `borrow`'s expiry window).
+            match host.tags.get(q, &hw.hint, now_ns) {
+                Ok(tag) => rq.data().set_host_tag(tag),
+                // blk-mq keeps the request; a freed tag re-runs the queue
+                // (see `host`), blk-mq's delayed re-run backs that up.
+                Err(_) => return Err(rq.refuse(Status::RESOURCE)),
+            }
+        }
+        let info = rq.info();
+        let (mut rq, started) = rq.start();
+        if dev.config.injects_faults() {
+            match inject_fault(dev, rq) {
+                Some(kept) => rq = kept,
+                None => return Ok(started),
+            }
+        }
+        let status = dev.execute(ctx, &rq, info.op, info.sector, info.bytes);
+        if let Some(spindle) = &dev.spindle {
+            rq.data().set_status(status);
+            Spindle::submit(spindle, rq, info.sw_queue);
+            return Ok(started);
+        }
+        match dev.config.irqmode {
+            IrqMode::None => ctx.end(rq, status),
+            IrqMode::Softirq => {
+                rq.data().set_status(status);
+                rq.complete();
+            }
+            IrqMode::Timer => {
+                rq.data().set_status(status);
+                // Relaxed: a tunable; any recent value will do.
+                rq.complete_after(dev.completion_nsec.load(Ordering::Relaxed));
+            }
+        }
+        Ok(started)
+    }
+
+    fn release(rq: &Request<Self>) {
+        release_host_tag(rq);
+    }
+
+    // Each end below gives the host tag back first: kapi calls `release`.
+
+    fn complete(rq: Request<Self>) {
+        let status = rq.data().status();
+        rq.end(status);
+    }
+
+    fn timer_expired(rq: Request<Self>) {
+        let status = rq.data().status();
+        rq.end(status);
+    }
+
+    fn timed_out(rq: Request<Self>) {
+        rq.end(Status::TIMEOUT);
+    }
+}
+
+/// Fault injection: requeues or drops `rq` if the dice say so; gives it
+/// back otherwise.
+#[cold]
+fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNullOps>> {
+    let c = &dev.config;
+    // A request is requeued at most once: the slot remembers the data
+    // (first bio) it requeued, and a dispatch of the same data is its
+    // return. Any other dispatch is a new request in the slot, even if the
+    // requeued one never came back (a scheduler may merge it away).
+    // Relaxed counters: statistics (for the slot, see
+    // `Command::take_requeued`).
+    let data = rq.data_identity();
+    let requeued = rq.data().take_requeued() == data;
+    if !requeued && chance_percent(c.inject_requeue_percent) {
+        rq.data().set_requeued(data);
+        dev.injected_requeues.fetch_add(1, Ordering::Relaxed);
+        rq.requeue();
+        return None;
+    }
+    if chance_percent(c.inject_timeout_percent) {
+        dev.injected_timeouts.fetch_add(1, Ordering::Relaxed);
+        rq.lose();
+        return None;
+    }
+    Some(rq)
+}
+
+/// Gives back the request's host tag, if it holds one, and re-runs the
+/// queues that waited for one.
+#[inline]
+fn release_host_tag(rq: &Request<RNullOps>) {
+    let dev = rq.queue_data();
+    if let Some(host) = &dev.host {
+        if let (Some(tag), Some(q)) = (rq.data().take_host_tag(), host.queue(dev.index)) {
+            let waiters = host.tags.put(q, tag);
+            host.wake(waiters);
+        }
+    }
+}

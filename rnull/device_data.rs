@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The state the blk-mq callbacks work on: per device ([`DeviceData`]), per
+//! hardware queue ([`HwQueue`]) and per request ([`Command`]), and
+//! [`RNullOps`], the tag set type that ties them together (its callbacks
+//! are in `blk_ops`).
+
+use crate::{
+    config::Config,
+    host::Host,
+    kapi::{pages::PageStore, request::Status, timer::Timer},
+    spindle::{Spindle, SpindleRequest},
+};
+use core::{
+    pin::Pin,
+    sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
+};
+use kernel::{prelude::*, sync::Arc};
+
+/// The blk-mq callbacks of every rnull device: `QueueData` is
+/// [`DeviceData`], `HwData` [`HwQueue`], `RequestData` [`Command`]. The
+/// `Operations` implementation is in `blk_ops`.
+pub(crate) struct RNullOps;
+
+/// State of one device shared by its queues, requests and sysfs files.
+pub(crate) struct DeviceData {
+    /// The `N` of `rnullbN`.
+    pub(crate) index: u32,
+    /// The load's configuration.
+    pub(crate) config: Config,
+    /// Written data, when memory backed.
+    pub(crate) store: Option<Pin<KBox<PageStore>>>,
+    /// The host-wide tag budget, when `host_queue_depth` is set.
+    pub(crate) host: Option<Arc<Host>>,
+    /// The rotational model's actuator, when enabled.
+    pub(crate) spindle: Option<Pin<KBox<Timer<Spindle<RNullOps>>>>>,
+    /// `time_slice_us` of each hardware queue, in ns.
+    pub(crate) slices: KVec<AtomicU64>,
+    /// Timer completion delay, per device and writable through sysfs (so
+    /// devices on one tag set can differ, as blktests block/035 needs).
+    pub(crate) completion_nsec: AtomicU64,
+    /// Requests dropped by fault injection (ended by blk-mq's timeout).
+    pub(crate) injected_timeouts: AtomicU64,
+    /// Requests requeued by fault injection.
+    pub(crate) injected_requeues: AtomicU64,
+}
+
+impl DeviceData {
+    /// The data of device `index`: its page store, its rotational model
+    /// and every hardware queue's time slice as `config` says.
+    pub(crate) fn new(index: u32, config: &Config, host: Option<Arc<Host>>) -> Result<Arc<Self>> {
+        let store = if config.memory_backed {
+            Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)
+        } else {
+            None
+        };
+        let slice_ns = config.time_slice_us * 1000;
+        let spindle = match config.model {
+            Some(model) => Some(KBox::pin_init(
+                Timer::new(Spindle::new(model, slice_ns, config.time_slice_start)),
+                GFP_KERNEL,
+            )?),
+            None => None,
+        };
+        let mut slices = KVec::with_capacity(config.submit_queues as usize, GFP_KERNEL)?;
+        for _ in 0..config.submit_queues {
+            slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
+        }
+        Ok(Arc::new(
+            DeviceData {
+                index,
+                config: *config,
+                store,
+                host,
+                spindle,
+                slices,
+                completion_nsec: AtomicU64::new(config.completion_nsec),
+                injected_timeouts: AtomicU64::new(0),
+                injected_requeues: AtomicU64::new(0),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// Sets hardware queue `hctx`'s time slice.
+    pub(crate) fn set_time_slice_ns(&self, hctx: usize, ns: u64) -> Result {
+        let slot = self.slices.get(hctx).ok_or(EINVAL)?;
+        // Relaxed: a tunable, read back by sysfs and applied by the
+        // dispatcher at its next choice.
+        slot.store(ns, Ordering::Relaxed);
+        // The model's single hardware queue drives its dispatcher.
+        if let (0, Some(spindle)) = (hctx, &self.spindle) {
+            spindle.target().set_slice_ns(ns);
+        }
+        Ok(())
+    }
+
+    /// Hardware queue `hctx`'s time slice in ns.
+    pub(crate) fn time_slice_ns(&self, hctx: usize) -> Option<u64> {
+        // Relaxed: see `set_time_slice_ns`.
+        self.slices.get(hctx).map(|s| s.load(Ordering::Relaxed))
+    }
+}
+
+/// Per hardware queue state.
+pub(crate) struct HwQueue {
+    /// Where this queue's next host tag search starts (sbitmap's alloc hint).
+    pub(crate) hint: AtomicU32,
+}
+
+/// Per request state.
+pub(crate) struct Command {
+    /// The status to end with, carried from `queue_rq` to the completion.
+    status: AtomicU8,
+    /// The host tag held, or [`NO_TAG`].
+    host_tag: AtomicU32,
+    /// Arrival order at the rotational model's dispatcher.
+    seq: AtomicU64,
+    /// Fault injection: the data identity (`Request::data_identity`) of
+    /// the request this slot requeued, or 0.
+    requeued: AtomicUsize,
+}
+
+/// No host tag held.
+const NO_TAG: u32 = u32::MAX;
+
+impl Command {
+    /// The data of a request slot the tag set has just allocated.
+    pub(crate) fn new() -> Self {
+        Self {
+            status: AtomicU8::new(Status::OK.raw()),
+            host_tag: AtomicU32::new(NO_TAG),
+            seq: AtomicU64::new(0),
+            requeued: AtomicUsize::new(0),
+        }
+    }
+
+    /// Stores the status to end with (in `queue_rq`).
+    pub(crate) fn set_status(&self, status: Status) {
+        // Relaxed: the completion path is ordered after `queue_rq` by
+        // blk_mq_complete_request's IPI/softirq or the hrtimer start.
+        self.status.store(status.raw(), Ordering::Relaxed);
+    }
+
+    /// The status stored by `queue_rq`.
+    pub(crate) fn status(&self) -> Status {
+        Status::from_raw(self.status.load(Ordering::Relaxed))
+    }
+
+    /// Records the host tag taken by `queue_rq`.
+    pub(crate) fn set_host_tag(&self, tag: u32) {
+        // Relaxed: read back by the completion of this same request, which
+        // blk-mq orders after `queue_rq`.
+        self.host_tag.store(tag, Ordering::Relaxed);
+    }
+
+    /// Takes the host tag held, if any, leaving none.
+    pub(crate) fn take_host_tag(&self) -> Option<u32> {
+        // Relaxed: written by `queue_rq` of this request, ordered before
+        // its completion by blk-mq.
+        let tag = self.host_tag.swap(NO_TAG, Ordering::Relaxed);
+        (tag != NO_TAG).then_some(tag)
+    }
+
+    /// Fault injection: takes the data identity this slot last requeued
+    /// (0 if none), leaving 0.
+    pub(crate) fn take_requeued(&self) -> usize {
+        // Relaxed: only this slot's own dispatches touch it.
+        self.requeued.swap(0, Ordering::Relaxed)
+    }
+
+    /// Fault injection: remembers that this slot requeued the data `data`.
+    pub(crate) fn set_requeued(&self, data: usize) {
+        // Relaxed: see `take_requeued`.
+        self.requeued.store(data, Ordering::Relaxed);
+    }
+}
+
+impl SpindleRequest for Command {
+    fn set_seq(&self, seq: u64) {
+        // Relaxed: only read under the same lock.
+        self.seq.store(seq, Ordering::Relaxed);
+    }
+
+    fn seq(&self) -> u64 {
+        // Relaxed: see `set_seq`.
+        self.seq.load(Ordering::Relaxed)
+    }
+
+    fn status(&self) -> Status {
+        Command::status(self)
+    }
+}
