@@ -90,7 +90,7 @@ impl Operations for RNullOps {
             match host.tags.get(q, &hw.hint, now_ns) {
                 Ok(tag) => rq.data().set_host_tag(tag),
                 // blk-mq keeps the request; a freed tag re-runs the queue
-                // (see `host`), blk-mq's delayed re-run backs that up.
+                // (see `host_budget`), blk-mq's delayed re-run backs that up.
                 Err(_) => return Err(rq.refuse(Status::RESOURCE)),
             }
         }

@@ -4,10 +4,10 @@
 //! disk with its data and sysfs files, and tearing them down in order.
 
 use crate::{
-    attrs::DeviceAttrs,
     config::Config,
     device_data::{DeviceData, RNullOps},
-    host::Host,
+    disk_sysfs::DeviceAttrs,
+    host_budget::Host,
     kapi::{
         disk::{Disk, DiskConfig},
         tagset::{TagSet, TagSetConfig},

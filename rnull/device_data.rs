@@ -7,7 +7,7 @@
 
 use crate::{
     config::Config,
-    host::Host,
+    host_budget::Host,
     kapi::{pages::PageStore, request::Status, timer::Timer},
     spindle::{Spindle, SpindleRequest},
 };

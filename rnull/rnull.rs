@@ -3,19 +3,32 @@
 //! rnull: a null block device driver in Rust, with shared-tag fairness
 //! policies and per-hardware-queue time slices.
 //!
-//! The driver logic (this file, [`device`], [`host`], [`config`], the sysfs
-//! files) is safe Rust; everything that touches C lives in [`kapi`].
+//! The driver logic is safe Rust; everything that touches C lives in
+//! [`kapi`]. One job per module:
+//!
+//! * [`config`], [`params`]: the module parameters and what a load reads
+//!   from them;
+//! * [`host_budget`]: the host-wide tag budget (rtags' `HostTags`) and its
+//!   periodic tick; [`host_budget_sysfs`]: `/sys/module/rnull/host/`;
+//! * [`device`]: creating, registering and tearing down the devices;
+//!   [`device_data`]: per device, per hardware queue and per request
+//!   state; [`blk_ops`]: the blk-mq callbacks; [`disk_sysfs`]:
+//!   `/sys/block/rnullbN/rnull/` and `mq/<n>/time_slice_us`;
+//! * [`spindle`], [`disk_model`]: the rotational model's dispatcher and
+//!   its service times;
+//! * [`rtags`]: the shared library (tag allocator, policies, slice
+//!   scheduler).
 
 use kernel::prelude::*;
 
-mod attrs;
 mod blk_ops;
 mod config;
 mod device;
 mod device_data;
 mod disk_model;
-mod host;
-mod host_attrs;
+mod disk_sysfs;
+mod host_budget;
+mod host_budget_sysfs;
 mod kapi;
 mod params;
 pub mod rtags;
@@ -32,24 +45,24 @@ module! {
 /// The loaded module. Fields drop in order: the host's sysfs files and
 /// periodic tick go before the devices, the devices before the budget.
 struct RNull {
-    _host_attrs: Option<host_attrs::HostAttrs>,
-    _tick: Option<Pin<KBox<kapi::timer::Timer<host::HostTick>>>>,
+    _host_attrs: Option<host_budget_sysfs::HostAttrs>,
+    _tick: Option<Pin<KBox<kapi::timer::Timer<host_budget::HostTick>>>>,
     _devices: KVec<device::Device>,
 }
 
 impl kernel::Module for RNull {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let config = config::Config::from_params()?;
-        let host = host::Host::new(&config)?;
+        let host = host_budget::Host::new(&config)?;
         let devices = device::create_all(&config, host.as_ref())?;
         let (tick, host_attrs) = match &host {
             Some(h) => {
                 let tick = KBox::pin_init(
-                    kapi::timer::Timer::new(host::HostTick(h.clone())),
+                    kapi::timer::Timer::new(host_budget::HostTick(h.clone())),
                     GFP_KERNEL,
                 )?;
-                tick.arm_at(kapi::time::now_ns() + host::TICK_NS);
-                (Some(tick), Some(host_attrs::HostAttrs::new(h)?))
+                tick.arm_at(kapi::time::now_ns() + host_budget::TICK_NS);
+                (Some(tick), Some(host_budget_sysfs::HostAttrs::new(h)?))
             }
             None => (None, None),
         };

@@ -17,7 +17,7 @@
 //! changes nothing.
 
 use crate::{
-    host::Host,
+    host_budget::Host,
     kapi::{
         fmt::BufWriter,
         parse::parse_i64,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/sys/block/rnullbN/rnull/`: the device's effective configuration.
+//! A disk's sysfs files: `/sys/block/rnullbN/rnull/` (the device's
+//! effective configuration, its counters and, with a host budget, its share
+//! of it) and `/sys/block/rnullbN/mq/<n>/time_slice_us`.
 
 use crate::{
     device_data::{DeviceData, RNullOps},

@@ -10,6 +10,10 @@
 //! re-runs the queues that were refused (rtags hands each waiting queue out
 //! once per waiting episode), and blk-mq's own 3 ms delayed re-run for
 //! `BLK_STS_RESOURCE` backs that up, so a wake-up cannot be lost.
+//!
+//! The allocator and the policies are rtags' `host` module ([`HostTags`]);
+//! this module wires them into the driver: one [`QueueTags`] per device,
+//! the waker that re-runs refused devices, and the periodic tick.
 
 use crate::{
     config::Config,
