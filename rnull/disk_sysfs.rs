@@ -72,7 +72,8 @@ const TAG_FIELDS: [(&CStr, Field); 5] = [
     (c_str!("tags_waiting"), Field::TagsWaiting),
 ];
 
-/// A read-only file showing one field of a device.
+/// A file of the `rnull/` directory showing one field of a device; read-only
+/// except `completion_nsec` (mode 0644, see [`DeviceAttrs::new`]).
 pub(crate) struct ConfigFile {
     dev: Arc<DeviceData>,
     field: Field,

@@ -35,7 +35,7 @@
 //! rotational disk. `idle_ns == 0` switches as soon as the ctx is empty.
 //!
 //! The scheduler is single threaded: the driver protects each instance with
-//! its hardware queue lock. Time is passed in by the caller.
+//! a lock (rnull: its spindle's `IrqSpinLock`). Time is passed in by the caller.
 
 /// Number of software queues (ctx) a scheduler can arbitrate.
 pub const MAX_CTX: u32 = 64;
