@@ -2,8 +2,8 @@
 # `make test`: every test of the project, in order of cost.
 #   1. rtags in userspace (cargo unit/property tests, loom, clippy)
 #   2. rustfmt --check on all Rust sources, `unsafe` only in rnull/kapi/ with
-#      its SAFETY comments, the benchmark report's unit tests, the kernel's
-#      clippy build
+#      its SAFETY comments, no import cycle among rnull's modules, the
+#      benchmark report's unit tests, the kernel's clippy build
 #   3. build rnull.ko warning-free and the guest initramfs
 #   4. the selftests in a QEMU guest (TAP 13)
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
@@ -39,6 +39,9 @@ one "rustfmt --check" $?
 
 python3 scripts/check-unsafe.py
 one "unsafe only in rnull/kapi/, each with SAFETY" $?
+
+python3 scripts/check-imports.py
+one "rnull's modules import each other without cycles" $?
 
 # The report generator's tests ("Ran N tests" / "OK" or "FAILED (failures=N)").
 /usr/bin/python3 -m unittest discover -s scripts/bench/report >out/test-report.log 2>&1
