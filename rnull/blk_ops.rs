@@ -123,6 +123,7 @@ impl Operations for RNullOps {
         Ok(started)
     }
 
+    #[inline]
     fn release(rq: &Request<Self>) {
         release_host_tag(rq);
     }
@@ -175,9 +176,14 @@ fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNull
 /// queues that waited for one.
 #[inline]
 fn release_host_tag(rq: &Request<RNullOps>) {
+    // The request's own slot first: it is next to the request, the device
+    // data is not, and without a budget nothing is held.
+    let Some(tag) = rq.data().take_host_tag() else {
+        return;
+    };
     let dev = rq.queue_data();
     if let Some(host) = &dev.host {
-        if let (Some(tag), Some(q)) = (rq.data().take_host_tag(), host.queue(dev.index)) {
+        if let Some(q) = host.queue(dev.index) {
             let waiters = host.tags.put(q, tag);
             host.wake(waiters);
         }

@@ -156,10 +156,16 @@ impl Command {
 
     /// Takes the host tag held, if any, leaving none.
     pub(crate) fn take_host_tag(&self) -> Option<u32> {
-        // Relaxed: written by `queue_rq` of this request, ordered before
-        // its completion by blk-mq.
-        let tag = self.host_tag.swap(NO_TAG, Ordering::Relaxed);
-        (tag != NO_TAG).then_some(tag)
+        // Relaxed: only the request's owner touches its tag (set in
+        // `queue_rq`, taken by the end that blk-mq orders after it). A
+        // load first: without a budget nothing is held, and the common
+        // case costs no store.
+        let tag = self.host_tag.load(Ordering::Relaxed);
+        if tag == NO_TAG {
+            return None;
+        }
+        self.host_tag.store(NO_TAG, Ordering::Relaxed);
+        Some(tag)
     }
 
     /// Fault injection: takes the data identity this slot last requeued
