@@ -184,6 +184,8 @@ peak() {
 	done
 	configs="irq0 irq1 irq2 mem host-fair host-borrow host-lend host-none ts250"
 	[ "$CPUS" = 1 ] && configs="$configs mod"
+	# A subset (PEAK_CONFIGS="irq0 host-fair ..."), e.g. to re-measure a change.
+	configs=${PEAK_CONFIGS:-$configs}
 	alternate "$ROUNDS" peak_config $configs
 }
 

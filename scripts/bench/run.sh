@@ -53,7 +53,8 @@ main() {
 			--name "bench-c$n" --job scripts/bench/guest.sh --timeout 14400 \
 			--env "ROUNDS=$rounds" --env "RUNTIME=$runtime" --env "SCENARIOS=$boot_scen" \
 			--env "FAIR_COMPLETION_NS=$fair_ns" --env "SLICES_US=${SLICES_US:-}" \
-			--env "SLICE_DILATION=${SLICE_DILATION:-8}" --env "SLICE_START=${SLICE_START:-completion}" |
+			--env "SLICE_DILATION=${SLICE_DILATION:-8}" --env "SLICE_START=${SLICE_START:-completion}" \
+			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" |
 			grep --line-buffered '^bench:' || true
 		mkdir -p "$out/raw/c$n"
 		tr -d '\r' <out/logs/latest/serial.log | sed -n '/^RNULL-RESULTS-BEGIN$/,/^RNULL-RESULTS-END$/p' |
@@ -78,7 +79,7 @@ main() {
 	  "runtime_s": $runtime,
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
 	  "host": "$host",
-	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_DILATION:+ SLICE_DILATION=$SLICE_DILATION}",
+	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_DILATION:+ SLICE_DILATION=$SLICE_DILATION}",
 	  "wall_seconds": $wall,
 	  "scenarios": {
 	    "peak": {"title": "Peak matrix: 4k random, io_uring, gtod_reduce, one hardware queue of depth 256 per vCPU, numjobs = vCPUs"},
