@@ -20,28 +20,50 @@
 //! `min(d, 16)` words (a depth of 16 uses 16 cache lines with one bit each,
 //! a depth of 64 uses 16 lines with 4 bits each, ...), which is at least as
 //! much spreading as sbitmap's "at least 4 words once depth >= 4" rule, and
-//! the tag <-> (word, bit) mapping never changes, so resizing is trivial:
+//! the tag <-> (word, bit) mapping never changes, so resizing is simple:
 //!
-//! * [`TagBitmap::get`] only considers bits whose tag is `< depth`;
+//! * [`TagBitmap::get`] only considers bits whose tag is `< depth` (the
+//!   word's valid mask, see below);
 //! * [`TagBitmap::put`] clears the bit of any tag `< MAX_TAGS`, so tags that
 //!   were handed out under a larger depth are released normally and are
 //!   never handed out again while the depth is smaller.
 //!
+//! # Valid masks
+//!
+//! Next to its bits, each word's cache line holds the word's *valid mask*:
+//! the bits whose tags are `< depth` (`word_mask`). The allocation fast
+//! path reads it from the line it reads anyway instead of computing it from
+//! the depth, and never reads the depth itself.
+//!
+//! [`TagBitmap::set_depth`] stores the depth, then rewrites all 16 masks
+//! from the depth it reads back, and repeats while the depth it reads after
+//! the rewrite differs, so that concurrent resizes cannot leave a mix of
+//! two depths' masks behind: every mask update is a `swap` (an RMW, `AcqRel`),
+//! so a resizer whose swap comes after another's (in the word's
+//! modification order) synchronizes with it and re-reads at least that
+//! resizer's depth; once the resizes have returned, the last mask written
+//! to each word is the one of the last depth stored. (Masks are a function of the depth alone, so an
+//! A-B-A of the depth is harmless.) A `get` racing with a resize may see a
+//! mix of old and new masks, i.e. hand out a tag below the old or the new
+//! depth, as with `sbitmap_resize`.
+//!
 //! # Protocol
 //!
 //! Allocation is sbitmap's `test_and_set_bit_lock` scheme: read a word,
-//! pick a zero bit (starting at the caller's hint), claim it with an
-//! `Acquire` `fetch_or`; if the bit was already set someone else won the
-//! race, so re-read the word and retry. Only the claimed bit of the
-//! `fetch_or` result is looked at, so that it compiles to a single
-//! `lock bts` (as `test_and_set_bit_lock` does) rather than a CAS loop.
-//! Freeing is a `Release` `fetch_and` (`clear_bit_unlock`, a `lock btr`).
-//! The Release/Acquire pair makes everything the previous owner did with a
-//! tag happen-before the next owner's use of it.
+//! pick its lowest zero valid bit, claim it with an `Acquire` `fetch_or`; if
+//! the bit was already set someone else won the race, so re-read the word
+//! and retry. Only the claimed bit of the `fetch_or` result is looked at,
+//! so that it compiles to a single `lock bts` (as `test_and_set_bit_lock`
+//! does) rather than a CAS loop. Freeing is a `Release` `fetch_and`
+//! (`clear_bit_unlock`, a `lock btr`). The Release/Acquire pair makes
+//! everything the previous owner did with a tag happen-before the next
+//! owner's use of it.
 //!
-//! The common case, a free bit at or above the hint in the hinted word, is
-//! inlined into the caller (one load of the word, one `lock bts`, the hint
-//! update); everything else is an out-of-line search of all words.
+//! The common case, a free valid bit in the hinted word, is inlined into the
+//! caller (`TagBitmap::get_fast`: the hint, the word and its mask are
+//! loaded, one `lock bts`, no store); everything else (the word is full,
+//! has no valid bit, or the claim lost a race) is the out-of-line search of
+//! all words (`TagBitmap::search`).
 //!
 //! The "no lost wake-up" part of the protocol (a failed allocator versus a
 //! concurrent free) is *not* handled here but in [`super::host`], which
@@ -50,18 +72,22 @@
 //! # Hints
 //!
 //! Like sbitmap's per-cpu `alloc_hint`, the caller owns one hint per CPU or
-//! hardware queue. A search starts at the hinted word and bit; after a
-//! success the hint is moved to the *next bit of the same word*
-//! (`tag + NR_WORDS`, wrapping to the first bit of that word), so a CPU keeps
-//! allocating from "its" cache line until that word is full.
+//! hardware queue. The hint is a *word*: only `hint % NR_WORDS` is used
+//! (any `u32` is a valid hint). An allocation takes the lowest free valid
+//! bit of the hinted word, so a CPU keeps allocating from "its" cache line
+//! until that word is full; only the search moves the hint, to the word it
+//! allocated from (and stores it only when the word changes). Like
+//! sbitmap, which only moves a hint that it used, the fast path never
+//! writes the hint. Taking the lowest free bit, rather than the next one
+//! after the previous allocation, needs no per-allocation state: with
+//! `trailing_zeros` it is as cheap as any other bit.
 //!
 //! Hints are seeded with [`initial_hint`]: hardware queue (slot) `n` starts
 //! in word `n % NR_WORDS`, so 16 consecutive slots start on 16 different
-//! cache lines. (A seed of `n * 16` would be tag `n * 16`, i.e. word 0 for
-//! every slot.) A hint `>= depth` (a seed for a small depth, or a hint left
-//! over from before a shrink) keeps its word if that word holds valid tags
-//! (`word < depth`), and otherwise falls back to word `word % depth`, bit 0,
-//! so small depths still spread their slots over all their words.
+//! cache lines. A hint whose word holds no valid tag (`word >= depth`: a
+//! seed for a small depth, or a hint left over from before a shrink) is
+//! replaced by word `word % depth` on the first search, so small depths
+//! still spread their slots over all their words.
 
 use super::sync::{AtomicU32, AtomicU64, Ordering};
 
@@ -81,9 +107,9 @@ const WORD_MASK: u32 = 15;
 ///
 /// `slot` should be a host-wide hardware-queue number (e.g. device index
 /// times queues per device plus the queue's index), so that the queues of
-/// different devices also start on different words. The hint is bit 0 of
-/// word `slot % NR_WORDS`, i.e. tag `slot % NR_WORDS`; it is valid for any
-/// depth (see the module docs for hints `>= depth`).
+/// different devices also start on different words. The hint is word
+/// `slot % NR_WORDS`; it is valid for any depth (see the module docs for
+/// words without valid tags).
 pub fn initial_hint(slot: u32) -> u32 {
     slot & WORD_MASK
 }
@@ -104,10 +130,13 @@ impl Error {
     }
 }
 
-/// One bitmap word, alone in its cache line.
+/// One bitmap word and its valid mask, alone in their cache line.
 #[repr(align(64))]
 struct Word {
+    /// Allocated tags (bit `b` is tag `b * NR_WORDS + word`).
     bits: AtomicU64,
+    /// The bits whose tags are `< depth` (see "Valid masks").
+    valid: AtomicU64,
 }
 
 /// Returns `true` if `depth` is a valid map depth (`1..=MAX_TAGS`).
@@ -119,7 +148,6 @@ fn depth_is_valid(depth: u32) -> bool {
 ///
 /// Word `w` holds the tags `w, w + 16, w + 32, ...`, so it has
 /// `ceil((depth - w) / 16)` valid bits (at most 64 since depth <= 1024).
-#[inline(always)]
 fn word_mask(depth: u32, w: u32) -> u64 {
     if w >= depth {
         return 0;
@@ -140,8 +168,8 @@ fn claim(word: &AtomicU64, bit: u32) -> bool {
     word.fetch_or(bitmask, Ordering::Acquire) & bitmask == 0
 }
 
-/// Claims a zero bit of `word` inside `mask`, preferring bits `>= start_bit`.
-fn get_in_word(word: &AtomicU64, mask: u64, start_bit: u32) -> Option<u32> {
+/// Claims the lowest zero bit of `word` inside `mask`.
+fn get_in_word(word: &AtomicU64, mask: u64) -> Option<u32> {
     loop {
         // Relaxed: only a snapshot to choose a candidate bit; `claim` is
         // what claims it (and we re-read the word after a lost race).
@@ -149,12 +177,7 @@ fn get_in_word(word: &AtomicU64, mask: u64, start_bit: u32) -> Option<u32> {
         if free == 0 {
             return None;
         }
-        let above = free & u64::MAX.checked_shl(start_bit).unwrap_or(0);
-        let bit = if above != 0 {
-            above.trailing_zeros()
-        } else {
-            free.trailing_zeros()
-        };
+        let bit = free.trailing_zeros();
         if claim(word, bit) {
             return Some(bit);
         }
@@ -174,8 +197,10 @@ impl TagBitmap {
             return Err(Error::InvalidDepth);
         }
         Ok(Self {
-            words: core::array::from_fn(|_| Word {
+            words: core::array::from_fn(|w| Word {
                 bits: AtomicU64::new(0),
+                // w < NR_WORDS: no truncation.
+                valid: AtomicU64::new(word_mask(depth, w as u32)),
             }),
             depth: AtomicU32::new(depth),
         })
@@ -198,91 +223,104 @@ impl TagBitmap {
     /// Held tags `>= depth` stay valid and are released with [`Self::put`]
     /// as usual; they are not handed out again while the depth is smaller.
     /// A [`Self::get`] running concurrently with this call may still use
-    /// the old depth (as with `sbitmap_resize`).
+    /// the old depth (as with `sbitmap_resize`). Concurrent calls leave
+    /// the masks of the depth stored last (see "Valid masks").
     pub fn set_depth(&self, depth: u32) -> Result<(), Error> {
         if !depth_is_valid(depth) {
             return Err(Error::InvalidDepth);
         }
-        // Relaxed: see `depth()`; the word bits themselves carry the
-        // ownership information, the depth only restricts the search.
+        // Relaxed: published to other resizers by the Release half of the
+        // mask swaps below; gets only read the masks.
         self.depth.store(depth, Ordering::Relaxed);
-        Ok(())
+        // Relaxed: our own store or a later one (coherence).
+        let mut depth = self.depth.load(Ordering::Relaxed);
+        loop {
+            for (w, word) in (0u32..).zip(&self.words) {
+                // AcqRel: Release publishes the depth stored before; Acquire
+                // makes the depth stored by a resizer whose swap we follow
+                // visible to the re-read below (see "Valid masks").
+                word.valid.swap(word_mask(depth, w), Ordering::AcqRel);
+            }
+            // Relaxed: ordered after the swaps' Acquire.
+            let now = self.depth.load(Ordering::Relaxed);
+            if now == depth {
+                return Ok(());
+            }
+            depth = now;
+        }
+    }
+
+    /// The valid mask of word `w` (see "Valid masks"); 0 for `w >= 16`.
+    pub fn valid_mask(&self, w: usize) -> u64 {
+        // Relaxed: a snapshot, as read by `get`.
+        self.words
+            .get(w)
+            .map_or(0, |word| word.valid.load(Ordering::Relaxed))
     }
 
     /// Allocates a free tag `< depth()`, or `None` if all are in use.
     ///
-    /// The search starts at `hint` (one hint per CPU / hardware queue,
-    /// seeded with [`initial_hint`]) and the hint is advanced after a
-    /// success, like sbitmap's per-cpu `alloc_hint`.
+    /// The search starts in the word of `hint` (one hint per CPU /
+    /// hardware queue, seeded with [`initial_hint`]), which moves to the
+    /// word that had a free tag, like sbitmap's per-cpu `alloc_hint`.
     pub fn get(&self, hint: &AtomicU32) -> Option<u32> {
-        self.get_below(hint, self.depth())
-    }
-
-    /// [`Self::get`] with a depth the caller has already read (so that one
-    /// allocation reads the depth once). `depth` must be `1..=MAX_TAGS`.
-    ///
-    /// Fast path (inlined): the first free bit at or above the hint in the
-    /// hinted word: one load and one `lock bts`-style RMW. Anything else
-    /// (hint out of range, nothing free above the hint, a lost race) goes
-    /// to the full search, which starts over from the hint.
-    #[inline(always)]
-    pub(super) fn get_below(&self, hint: &AtomicU32, depth: u32) -> Option<u32> {
-        // Relaxed: the hint is a pure performance heuristic.
-        let h = hint.load(Ordering::Relaxed);
-        if h < depth {
-            let w = h & WORD_MASK;
-            if let Some(word) = self.words.get(w as usize) {
-                // Relaxed: a snapshot to choose a candidate bit (as in
-                // `get_in_word`). The shift is < 64 since h < MAX_TAGS.
-                let above = u64::MAX.wrapping_shl(h >> WORD_SHIFT);
-                let free = !word.bits.load(Ordering::Relaxed) & word_mask(depth, w) & above;
-                if free != 0 {
-                    let bit = free.trailing_zeros();
-                    if claim(&word.bits, bit) {
-                        let tag = (bit << WORD_SHIFT) | w;
-                        let next = tag.wrapping_add(NR_WORDS as u32);
-                        let next = if next >= depth { w } else { next };
-                        // Relaxed: heuristic only (see above).
-                        hint.store(next, Ordering::Relaxed);
-                        return Some(tag);
-                    }
-                }
-            }
+        match self.get_fast(hint) {
+            Some(tag) => Some(tag),
+            None => self.search(hint),
         }
-        self.search(hint, depth)
     }
 
-    /// The full search of [`Self::get_below`]: every word, from the hint.
+    /// The inlined fast path of [`Self::get`]: the lowest free valid bit of
+    /// the hinted word, one load of the hint, the word and its mask (one
+    /// cache line), one `lock bts`-style RMW, no store. `None` when the
+    /// word is full, has no valid bit, or the claim lost a race: the
+    /// caller then calls [`Self::search`].
+    #[inline(always)]
+    pub(super) fn get_fast(&self, hint: &AtomicU32) -> Option<u32> {
+        // Relaxed: the hint is a pure performance heuristic.
+        let w = hint.load(Ordering::Relaxed) & WORD_MASK;
+        // Always in range (w < 16): the check compiles away.
+        let word = self.words.get(w as usize)?;
+        // Relaxed (both): a snapshot to choose a candidate bit (as in
+        // `get_in_word`), and a mask that may be stale during a resize.
+        let free = !word.bits.load(Ordering::Relaxed) & word.valid.load(Ordering::Relaxed);
+        if free == 0 {
+            return None;
+        }
+        let bit = free.trailing_zeros();
+        if !claim(&word.bits, bit) {
+            return None;
+        }
+        Some((bit << WORD_SHIFT) | w)
+    }
+
+    /// The full search behind [`Self::get_fast`]: every word holding valid
+    /// tags, from the hinted one; moves the hint to the word it allocates
+    /// from.
     #[cold]
     #[inline(never)]
-    fn search(&self, hint: &AtomicU32, depth: u32) -> Option<u32> {
-        let nwords = depth.min(NR_WORDS as u32);
+    pub(super) fn search(&self, hint: &AtomicU32) -> Option<u32> {
+        // Words holding valid tags: 0..nwords (nwords >= 1).
+        let nwords = self.depth().clamp(1, NR_WORDS as u32);
         // Relaxed: the hint is a pure performance heuristic.
-        let mut h = hint.load(Ordering::Relaxed);
-        if h >= depth {
-            // Keep the hinted word if it has valid tags, else spread over
-            // the words that have (see the module docs). Cold: hints are
-            // stored `< depth`, so only seeds and shrinks get here.
-            h &= WORD_MASK;
-            if h >= depth {
-                h %= depth.max(1);
-            }
-        }
-        // h < depth, so the word is < nwords (if depth < 16 then h < 16).
+        let h = hint.load(Ordering::Relaxed);
         let mut w = h & WORD_MASK;
-        let mut start_bit = h >> WORD_SHIFT;
+        if w >= nwords {
+            // A word without valid tags: spread over the words that have
+            // (see the module docs).
+            w %= nwords;
+        }
         for _ in 0..nwords {
             if let Some(word) = self.words.get(w as usize) {
-                if let Some(bit) = get_in_word(&word.bits, word_mask(depth, w), start_bit) {
-                    let tag = (bit << WORD_SHIFT) | w;
-                    let next = tag.saturating_add(NR_WORDS as u32);
-                    let next = if next >= depth { w } else { next };
-                    // Relaxed: heuristic only (see above).
-                    hint.store(next, Ordering::Relaxed);
-                    return Some(tag);
+                // Relaxed: see `get_fast`.
+                if let Some(bit) = get_in_word(&word.bits, word.valid.load(Ordering::Relaxed)) {
+                    if h != w {
+                        // Relaxed: heuristic only (see above).
+                        hint.store(w, Ordering::Relaxed);
+                    }
+                    return Some((bit << WORD_SHIFT) | w);
                 }
             }
-            start_bit = 0;
             w = w.saturating_add(1);
             if w >= nwords {
                 w = 0;
@@ -293,6 +331,7 @@ impl TagBitmap {
 
     /// Frees `tag`. Returns `false` (and does nothing) if the tag was not
     /// held or is `>= MAX_TAGS`, i.e. on a double or bogus free.
+    #[inline(always)]
     pub fn put(&self, tag: u32) -> bool {
         if tag >= MAX_TAGS {
             return false;
@@ -301,8 +340,8 @@ impl TagBitmap {
             return false;
         };
         let bit = 1u64.wrapping_shl(tag >> WORD_SHIFT);
-        // Release: pairs with the Acquire fetch_or in `get_in_word` of the
-        // next owner of this tag (clear_bit_unlock).
+        // Release: pairs with the Acquire fetch_or in `claim` of the next
+        // owner of this tag (clear_bit_unlock).
         let prev = word.bits.fetch_and(!bit, Ordering::Release);
         prev & bit != 0
     }
@@ -407,24 +446,73 @@ mod tests {
     }
 
     #[test]
-    fn hint_is_followed_and_advanced() {
+    fn hint_word_is_used_and_moved_by_the_search() {
         let m = TagBitmap::new(64).unwrap();
         let hint = AtomicU32::new(5);
+        // Word 5 holds tags 5, 21, 37, 53 at depth 64: lowest free first,
+        // and the fast path does not write the hint.
         assert_eq!(m.get(&hint), Some(5));
-        assert_eq!(hint.load(Ordering::Relaxed), 21);
+        assert_eq!(hint.load(Ordering::Relaxed), 5);
         assert_eq!(m.get(&hint), Some(21));
         assert_eq!(m.get(&hint), Some(37));
+        // A freed lower bit is taken first.
+        assert!(m.put(21));
+        assert_eq!(m.get(&hint), Some(21));
         assert_eq!(m.get(&hint), Some(53));
-        // 69 >= depth: wrap to the first bit of word 5, which is held, so
-        // the search moves on to the next word.
         assert_eq!(hint.load(Ordering::Relaxed), 5);
+        // Word 5 is full: the search moves on to word 6, and the hint too.
         assert_eq!(m.get(&hint), Some(6));
-        // A hint beyond the depth keeps its word (bit 0): 999 = 62 * 16 + 7.
+        assert_eq!(hint.load(Ordering::Relaxed), 6);
+        assert_eq!(m.get(&hint), Some(22));
+        // Only the word of a hint counts: 999 = 62 * 16 + 7 is word 7.
         let h2 = AtomicU32::new(999);
         assert_eq!(m.get(&h2), Some(7));
-        // ... unless that word has no valid tag: word 7 % 4 = 3 at depth 4.
+        assert_eq!(m.get(&h2), Some(23));
+        // ... unless that word has no valid tag: word 7 % 4 = 3 at depth 4,
+        // where the hint then stays.
         let m4 = TagBitmap::new(4).unwrap();
-        assert_eq!(m4.get(&AtomicU32::new(999)), Some(3));
+        let h4 = AtomicU32::new(999);
+        assert_eq!(m4.get(&h4), Some(3));
+        assert_eq!(h4.load(Ordering::Relaxed), 3);
+        assert!(m4.put(3));
+        assert_eq!(m4.get_fast(&h4), Some(3), "fast path in the new word");
+    }
+
+    /// The masks of a map of `depth`, as `set_depth` must leave them.
+    fn assert_masks(m: &TagBitmap, depth: u32) {
+        assert_eq!(m.depth(), depth);
+        for w in 0..NR_WORDS {
+            assert_eq!(
+                m.valid_mask(w),
+                word_mask(depth, w as u32),
+                "depth {depth} word {w}"
+            );
+        }
+        assert_eq!(m.valid_mask(NR_WORDS), 0);
+    }
+
+    #[test]
+    fn valid_masks_follow_the_depth() {
+        let m = TagBitmap::new(1024).unwrap();
+        assert_masks(&m, 1024);
+        for depth in [1, 2, 15, 16, 17, 100, 1024, 1023, 64, 3, 1000, 1] {
+            m.set_depth(depth).unwrap();
+            assert_masks(&m, depth);
+            // The fast path never hands out a tag >= depth, whatever the
+            // hint's word.
+            for w in 0..NR_WORDS as u32 {
+                if let Some(t) = m.get_fast(&AtomicU32::new(w)) {
+                    assert!(t < depth, "depth {depth}: tag {t}");
+                    assert!(m.put(t));
+                }
+            }
+        }
+        // A refused resize changes nothing.
+        assert_eq!(m.set_depth(0), Err(Error::InvalidDepth));
+        assert_masks(&m, 1);
+        for depth in [1, 5, 16, 17, 1024] {
+            assert_masks(&TagBitmap::new(depth).unwrap(), depth);
+        }
     }
 
     #[test]

@@ -7,11 +7,18 @@
 //! a refused queue sets bit `index % 64`. Everything is lock-free; the only
 //! lock in the picture is the driver's own per-hardware-queue lock.
 //!
-//! `get` (fast path): one load of the queue's flags word (activating the
-//! queue on its first use, so that it counts in `active_queues`, and marking
-//! it busy for idle detection, when either flag is missing), read the depth
-//! and the policy once, check the policy limit, allocate from the bitmap,
-//! bump the queue's `in_flight`.
+//! `get` (fast path, inlined): the queue is active, busy since the last
+//! tick and not waiting (one load and compare of its flags word); it holds
+//! fewer tags than the *limit cache*'s bound (see "The limit cache": a
+//! per-host lower bound of every policy limit that binds, `u32::MAX` when
+//! none does), so its policy limit cannot be reached; a free tag in the
+//! hinted bitmap word (`TagBitmap::get_fast`); bump the queue's
+//! `in_flight`. Anything else goes to one out-of-line function, which
+//! activates the queue on its first use (so that it counts in
+//! `active_queues`) and marks it busy for idle detection, checks the
+//! policy limit exactly when the bound says it may bind, searches the
+//! whole bitmap when the hinted word has nothing (or lost a race), clears
+//! the waiting mark after a success, and takes the slow path on a refusal.
 //!
 //! `get` (slow path, after a refusal):
 //!
@@ -19,7 +26,8 @@
 //! 2. mark contention (the queue becomes *starved*, the failure time is
 //!    recorded; both are used by [`Policy::Borrow`]),
 //! 3. `fence(SeqCst)`  — call it **(W)**,
-//! 4. re-check once: depth, policy, limit and bitmap again. If that
+//! 4. re-check once: limit (bound, and exact check if needed) and bitmap
+//!    again, with depth and policy read afresh. If that
 //!    succeeds the tag is returned; the waiter bit may stay set, which at
 //!    worst costs one spurious queue re-run. Otherwise a refusal is
 //!    returned (and counted in the queue's `failures`).
@@ -56,30 +64,46 @@
 //! # Cost of the fast path
 //!
 //! A `get` that is not refused, of a queue already active and busy since
-//! the last tick (the steady state), plus its `put`:
+//! the last tick (the steady state), holding fewer tags than the limit
+//! cache's bound, with a free tag in its hinted word, plus its `put` — the
+//! same code under every policy:
 //!
-//! | | atomic RMWs | fences | loads | stores | clock reads |
-//! | --- | --- | --- | --- | --- | --- |
-//! | `get` | 2: bitmap `fetch_or` (`lock bts`), `in_flight` `fetch_add` | 0 | 5 + the policy's, see below | 1: the hint | 0 |
-//! | `put` | 2: bitmap `fetch_and` (`lock btr`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 |
+//! | | atomic RMWs | fences | loads | stores | clock reads | x86-64 instructions |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | `get` | 2: bitmap `fetch_or` (`lock bts`), `in_flight` `fetch_add` | 0 | 5: queue flags, `in_flight`, limit cache, hint, bitmap word and its valid mask (one line) | 0 | 0 | 25 |
+//! | `put` | 2: bitmap `fetch_and` (`lock btr`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 | 17 (21 when `in_flight` drops to 0) |
 //!
-//! `get`'s 5 loads: queue flags, depth, policy, hint, bitmap word. The
-//! policy's (its limit is checked without computing it, no division):
-//! `none` 0; `fair` 1 (`active_queues`), + 1 (`in_flight`) when more than
-//! one queue is active; `borrow` 1 (`active_queues`), and when more than
-//! one queue is active + 2 (starved count, expiry) + 1 (last failure, with
-//! a non-zero expiry) + 1 (`in_flight`, when contended); `lend` 1 (the
-//! queue's lend limit) + 1 (validity, once limits exist) + 1 (`in_flight`,
-//! when the limit is below the depth), or `fair`'s before the first lend
-//! tick. In the steady state all those lines are only read (host
-//! configuration and counters), or are the queue's own line, which the
-//! `in_flight` updates write anyway. A bitmap allocation that loses a race
-//! to another CPU, or finds nothing free above its hint, continues in an
-//! out-of-line search. No statistics are counted per I/O: `failures` is
-//! only incremented on a refusal, and the tags in use are counted from the
-//! bitmap ([`TagBitmap::in_use`]) when asked for. Everything on the fast
-//! path is inlined into the caller; the refusal path and the full bitmap
-//! search are out-of-line `#[cold]` functions, the activation is `#[cold]`.
+//! The instruction counts are those of the inlined code of a userspace
+//! build of these files (opt-level 2, overflow checks on, as in the kernel
+//! build), checked with callgrind (instructions whose inline frames are in
+//! these files, per get+put): depth 1024, one queue, 1 to 4 hints, 1 or
+//! 32 tags in flight, `none`, `fair`, `borrow` and `lend` alike: 41 (46
+//! with one tag in flight; the harness's own empty-slot test shares `put`'s
+//! range compare), against 78 (`none`) to 88 (`lend`) before the limit
+//! cache and the valid masks.
+//!
+//! No policy is evaluated and neither the depth nor the policy is read:
+//! the limit cache's bound stands for all of them (the lines it reads are
+//! only written by configuration changes, activations, refusals and
+//! ticks). The bitmap word's valid mask is precomputed by `set_depth`, and
+//! the hint is only written when the search moves it to another word. In
+//! the steady state the lines read are the queue's own (which the
+//! `in_flight` updates write anyway), host lines that are only read, the
+//! hint and the hinted word's line. No statistics are counted per I/O:
+//! `failures` is only incremented on a refusal, and the tags in use are
+//! counted from the bitmap ([`TagBitmap::in_use`]) when asked for.
+//! Everything on the fast path is inlined into the caller; the rest of
+//! `get` (activation, exact limit check, bitmap search, refusal), the
+//! cache refresh and `put`'s rare cases are out-of-line `#[cold]`
+//! functions.
+//!
+//! Cost outside the fast path: a queue whose limit may bind (its
+//! `in_flight` is at least the bound) checks its limit exactly, as before
+//! the cache (no division; `borrow` reads the clock inside an expiry
+//! window), in the out-of-line function. Under `lend`, the bound is the
+//! smallest lend limit, so while tags are lent the busiest queue takes
+//! that path above the lenders' limits; when nobody is refused the limits
+//! return to the fair share and so does the bound.
 //!
 //! # Idle detection
 //!
@@ -98,6 +122,58 @@
 //! queue's last get or put: idle detection is precise to one tick period,
 //! and never early (a queue is idle for at least `idle_ns` when it is
 //! deactivated, and for at most `idle_ns` plus one period).
+//!
+//! # The limit cache
+//!
+//! `limit_cache` packs a *bound* (low half) and a refresh *epoch* (high
+//! half) in one `AtomicU64`. The bound is the smallest limit below the
+//! depth that any queue may have under the current state, or `u32::MAX`
+//! if no limit binds ([`HostTags::limit_bound`]):
+//!
+//! * `none`: `u32::MAX`;
+//! * `fair`: the fair share if it is below the depth (more than one queue
+//!   active and a depth above [`MIN_FAIR_SHARE`]), else `u32::MAX`;
+//! * `borrow`: `fair`'s while the host *may* be contended (a queue is
+//!   starved, or a refusal is recorded with a non-zero expiry: the clock
+//!   is not read here, the exact check decides), else `u32::MAX`;
+//! * `lend`: `fair`'s, and while the lend limits are valid, at most the
+//!   smallest non-zero lend limit (recorded by the lend tick).
+//!
+//! So a queue holding fewer tags than the bound is not at its limit, and
+//! the fast path only compares `in_flight` with it; a queue holding at
+//! least the bound takes the exact check (the same code and reads as
+//! before the cache: [`HostTags::limit`]'s formulas, without division).
+//! A bound that is too low only costs the exact check; one that is too
+//! high would let a queue exceed its limit.
+//!
+//! Every change of an input of the bound is followed, by the thread that
+//! made it, by a *refresh*: `set_policy`, `set_depth`,
+//! `set_borrow_expiry_ns`; a queue's activation (`get`) and deactivation
+//! (`tick`); a queue becoming starved (refusal) or not (drain to zero,
+//! `tick`); the first refusal time recorded and its forgetting (Borrow's
+//! window found over); the lend tick. A refresh loads the cache
+//! (`Acquire`), computes the bound from the current inputs and
+//! `compare_exchange`s (`AcqRel`) the word it loaded for the new bound with
+//! the next epoch, recomputing from the value found until the CAS succeeds.
+//! Racing refreshes cannot leave a stale bound behind: all writes of the
+//! cache are these RMWs, so consider the last one in its modification
+//! order. It replaced the value its refresh had read, just before, with
+//! `Acquire`; that value was written by the previous CAS, which is in the
+//! release sequence of every earlier CAS: every refresh that completed
+//! before happens-before the last one's computation, and so do the input
+//! changes that preceded them. A refresh that has not completed yet will
+//! CAS again. (The epoch makes every CAS unique: without it, a refresh
+//! that computed from old inputs could succeed after the value it read
+//! was replaced and then written again.) Once every input change has been
+//! followed by its refresh, the bound is therefore the one of the current
+//! inputs; in between, a `get` may use the old bound: the same looseness
+//! as reading the inputs themselves with `Relaxed` loads, which the limit
+//! check always did (as `hctx_may_queue` does). This is model-checked
+//! with loom (a policy switch racing with an activation).
+//!
+//! Counters that over-count transiently (see "Counters": a setter's undone
+//! increment) can only make the bound lower for a moment, and the undo is
+//! followed by a refresh too.
 //!
 //! # Why no wake-up is lost
 //!
@@ -172,7 +248,7 @@ use super::bitmap::TagBitmap;
 pub use super::clock::Clock;
 use super::clock::LazyNow;
 use super::policy::{fair_share, Policy, LEND_RESERVE, MIN_FAIR_SHARE};
-use super::queue::{QueueTags, ACTIVE, BUSY, STARVED, WAITING};
+use super::queue::{QueueTags, ACTIVE, BUSY, FAST_PATH_FLAGS, STARVED, WAITING};
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Default idle window after which an idle queue is deactivated (100 ms).
@@ -202,12 +278,15 @@ impl Refusal {
 
 /// Sets the counted flag `flag` of `q`, together with the uncounted flags
 /// `also`: counter first, then flag (see "Counters" in the module docs).
-fn set_counted(q: &QueueTags, flag: u32, also: u32, count: &AtomicU32) {
+/// Returns whether the counter was modified (the caller then refreshes the
+/// limit cache, even after an undo: a refresh may have seen the transient
+/// value).
+fn set_counted(q: &QueueTags, flag: u32, also: u32, count: &AtomicU32) -> bool {
     // Relaxed: fast path (already set, e.g. already active: no RMW on the
     // counter's line); the fetch_or below decides.
     if q.state.load(Ordering::Relaxed) & flag != 0 {
         q.set_flags(also);
-        return;
+        return false;
     }
     // Relaxed: ordered before the flag by the Release half of the fetch_or.
     count.fetch_add(1, Ordering::Relaxed);
@@ -219,21 +298,38 @@ fn set_counted(q: &QueueTags, flag: u32, also: u32, count: &AtomicU32) {
         // Already set: undo our own speculative increment.
         count.fetch_sub(1, Ordering::Relaxed);
     }
+    true
 }
 
 /// Clears the counted flag `flag` of `q`: flag first, then counter (see
-/// "Counters" in the module docs).
-fn clear_counted(q: &QueueTags, flag: u32, count: &AtomicU32) {
+/// "Counters" in the module docs). Returns whether the counter was
+/// decremented (the caller then refreshes the limit cache).
+fn clear_counted(q: &QueueTags, flag: u32, count: &AtomicU32) -> bool {
     // Relaxed: fast path (nothing to clear); may miss a concurrent set,
     // which then stays counted until the next clear (module docs).
     if q.state.load(Ordering::Relaxed) & flag == 0 {
-        return;
+        return false;
     }
     // AcqRel: Acquire pairs with the Release fetch_or in `set_counted`, so
     // the matching increment happens-before the decrement below.
     if q.state.fetch_and(!flag, Ordering::AcqRel) & flag != 0 {
         // Relaxed: ordering comes from the RMW on the flag.
         count.fetch_sub(1, Ordering::Relaxed);
+        return true;
+    }
+    false
+}
+
+/// The fair share of `depth` among `active` queues when it binds (is below
+/// the depth), `u32::MAX` when it does not: the limit cache's bound for
+/// queues under the fair share. `in_flight < fair_bound(d, a)` implies
+/// `!fair_share_reached(d, a, q)`, and conversely.
+fn fair_bound(depth: u32, active: u32) -> u32 {
+    let share = fair_share(depth, active);
+    if share < depth {
+        share
+    } else {
+        u32::MAX
     }
 }
 
@@ -259,6 +355,25 @@ fn fair_share_reached(depth: u32, active: u32, q: &QueueTags) -> bool {
     f >= MIN_FAIR_SHARE && u64::from(f).wrapping_mul(u64::from(active)) >= u64::from(depth)
 }
 
+/// The limit cache word: the refresh epoch in the high half, the bound in
+/// the low half (see "The limit cache" in the module docs).
+fn pack(epoch: u32, bound: u32) -> u64 {
+    (u64::from(epoch) << 32) | u64::from(bound)
+}
+
+/// The bound of a limit cache word (its low half).
+#[inline(always)]
+fn bound_of(cache: u64) -> u32 {
+    // Truncation intended: the low half.
+    cache as u32
+}
+
+/// The epoch of a limit cache word (its high half).
+fn epoch_of(cache: u64) -> u32 {
+    // No truncation: the high half of a u64 fits.
+    (cache >> 32) as u32
+}
+
 /// The tag budget of one host, shared by all queues of all its disks.
 pub struct HostTags {
     bitmap: TagBitmap,
@@ -275,12 +390,19 @@ pub struct HostTags {
     lend_active: AtomicU32,
     /// The per-queue `Lend` limits were computed under the current policy.
     lend_valid: AtomicBool,
+    /// The smallest non-zero per-queue `Lend` limit set by the last `Lend`
+    /// tick (`u32::MAX`: none).
+    lend_min: AtomicU32,
+    /// The limit cache, `pack(epoch, bound)`: no queue holding fewer than
+    /// `bound` tags is at its policy limit; `epoch` counts the refreshes
+    /// (see "The limit cache").
+    limit_cache: AtomicU64,
 }
 
 impl HostTags {
     /// Creates a budget of `depth` tags (`1..=MAX_TAGS`) under `policy`.
     pub fn new(depth: u32, policy: Policy) -> Result<HostTags, Error> {
-        Ok(HostTags {
+        let host = HostTags {
             bitmap: TagBitmap::new(depth)?,
             policy: AtomicU32::new(policy.as_u32()),
             active_queues: AtomicU32::new(0),
@@ -291,7 +413,13 @@ impl HostTags {
             idle_ns: AtomicU64::new(DEFAULT_IDLE_NS),
             lend_active: AtomicU32::new(0),
             lend_valid: AtomicBool::new(false),
-        })
+            lend_min: AtomicU32::new(u32::MAX),
+            // Recomputed right below (no queue is active yet: no limit
+            // binds).
+            limit_cache: AtomicU64::new(pack(0, u32::MAX)),
+        };
+        host.refresh_limit_cache();
+        Ok(host)
     }
 
     /// The underlying tag bitmap (read-only use, e.g. statistics).
@@ -306,7 +434,9 @@ impl HostTags {
 
     /// Changes the host depth at runtime (see [`TagBitmap::set_depth`]).
     pub fn set_depth(&self, depth: u32) -> Result<(), Error> {
-        self.bitmap.set_depth(depth)
+        self.bitmap.set_depth(depth)?;
+        self.refresh_limit_cache();
+        Ok(())
     }
 
     /// Tags currently held (approximate, see [`TagBitmap::in_use`]).
@@ -328,6 +458,7 @@ impl HostTags {
         self.lend_valid.store(false, Ordering::Relaxed);
         // Relaxed: see `policy()`.
         self.policy.store(policy.as_u32(), Ordering::Relaxed);
+        self.refresh_limit_cache();
     }
 
     /// How long contention lasts after the last refusal (Borrow), in ns.
@@ -340,6 +471,7 @@ impl HostTags {
     pub fn set_borrow_expiry_ns(&self, ns: u64) {
         // Relaxed: configuration value.
         self.borrow_expiry_ns.store(ns, Ordering::Relaxed);
+        self.refresh_limit_cache();
     }
 
     /// Idle window after which [`Self::tick`] deactivates a queue, in ns.
@@ -406,10 +538,86 @@ impl HostTags {
         }
         // The window is over: forget the refusal so that later checks need
         // no clock. Relaxed: heuristic; the CAS keeps a newer refusal.
-        let _ = self
+        if self
             .last_failure
-            .compare_exchange(stamp, 0, Ordering::Relaxed, Ordering::Relaxed);
+            .compare_exchange(stamp, 0, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            // Borrow's bound may be lifted.
+            self.refresh_limit_cache();
+        }
         false
+    }
+
+    /// The cached bound below which no queue is at its policy limit
+    /// (`u32::MAX`: no limit binds), see "The limit cache" in the module
+    /// docs. A snapshot, for statistics and tests.
+    pub fn limit_bound(&self) -> u32 {
+        // Relaxed: a snapshot.
+        bound_of(self.limit_cache.load(Ordering::Relaxed))
+    }
+
+    /// The limit cache's bound for the current state: the smallest limit
+    /// below the depth that any queue may have, or `u32::MAX`. Reads no
+    /// clock: under Borrow, a recorded refusal with a non-zero expiry
+    /// counts as contention (the exact check decides, with the clock, and
+    /// forgets the refusal once its window is over).
+    fn current_bound(&self) -> u32 {
+        // Only the policy's inputs are read. Relaxed (all): they are
+        // published by the cache's RMWs (see "The limit cache").
+        let fair = || fair_bound(self.depth(), self.active_queues());
+        match self.policy() {
+            Policy::None => u32::MAX,
+            Policy::Fair => fair(),
+            Policy::Borrow => {
+                let maybe_contended = self.starved_queues() != 0
+                    || (self.borrow_expiry_ns() != 0
+                        && self.last_failure.load(Ordering::Relaxed) != 0);
+                if maybe_contended {
+                    fair()
+                } else {
+                    u32::MAX
+                }
+            }
+            Policy::Lend => {
+                // A queue without a lend limit (0) is under the fair share,
+                // the others under theirs.
+                if self.lend_valid.load(Ordering::Relaxed) {
+                    fair().min(self.lend_min.load(Ordering::Relaxed))
+                } else {
+                    fair()
+                }
+            }
+        }
+    }
+
+    /// Recomputes the limit cache after a change of one of its inputs
+    /// (policy, depth, active count, starved count, Borrow expiry or
+    /// refusal time, Lend limits). Called by whoever changed the input,
+    /// after the change; see "The limit cache" for why racing refreshes
+    /// cannot leave a stale bound behind.
+    #[cold]
+    #[inline(never)]
+    fn refresh_limit_cache(&self) {
+        // Acquire: synchronizes with the CAS of the refresh that wrote this
+        // value, and through the release sequence of the cache's RMWs with
+        // every earlier one: the input changes made before those refreshes
+        // are visible to `current_bound` below.
+        let mut cur = self.limit_cache.load(Ordering::Acquire);
+        loop {
+            let new = pack(epoch_of(cur).wrapping_add(1), self.current_bound());
+            // AcqRel: Release publishes our caller's input change to later
+            // refreshes; Acquire on failure as for the load above. A
+            // failure means that another refresh completed since our load,
+            // maybe after an input change that we did not see: recompute.
+            match self
+                .limit_cache
+                .compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                Err(seen) => cur = seen,
+            }
+        }
     }
 
     /// Current limit of `q` under the active policy (host depth when
@@ -486,29 +694,70 @@ impl HostTags {
     /// queue and re-run it when a `put` returns a mask containing that bit.
     #[inline]
     pub fn get<C: Clock>(&self, q: &QueueTags, hint: &AtomicU32, clock: C) -> Result<u32, Refusal> {
-        // Relaxed: the flags are heuristics (busy, waiting) or decided by
-        // the RMWs in `set_counted` (active); one load checks them all.
+        // The fast path (module docs): active, busy since the last tick and
+        // not waiting (one load), below the limit cache's bound, a free tag
+        // in the hinted word.
+        //
+        // Relaxed (flags, in_flight, cache): the flags are heuristics
+        // (busy, waiting) or decided by the RMWs in `set_counted` (active);
+        // the limit check is approximate by design (as in hctx_may_queue):
+        // racing gets of one queue may overshoot it by the number of racing
+        // CPUs, and a get racing with a change of the limit may use the
+        // old one.
+        if q.state.load(Ordering::Relaxed) & FAST_PATH_FLAGS == ACTIVE | BUSY
+            && q.in_flight.load(Ordering::Relaxed) < self.cached_bound()
+        {
+            if let Some(tag) = self.bitmap.get_fast(hint) {
+                // Relaxed: accounting; tag ownership is carried by the
+                // bitmap bit.
+                q.in_flight.fetch_add(1, Ordering::Relaxed);
+                return Ok(tag);
+            }
+        }
+        self.get_other(q, hint, &clock)
+    }
+
+    /// The bound of the limit cache, as read by the fast path.
+    #[inline(always)]
+    fn cached_bound(&self) -> u32 {
+        // Relaxed: see `get`.
+        bound_of(self.limit_cache.load(Ordering::Relaxed))
+    }
+
+    /// Everything [`Self::get`] does not do inline: activation and the
+    /// busy flag, the exact limit check, the bitmap search, the waiting
+    /// flag, and the refusal path.
+    #[cold]
+    #[inline(never)]
+    fn get_other<C: Clock>(
+        &self,
+        q: &QueueTags,
+        hint: &AtomicU32,
+        clock: &C,
+    ) -> Result<u32, Refusal> {
+        // Relaxed: see `get`.
         let flags = q.state.load(Ordering::Relaxed);
         if flags & (ACTIVE | BUSY) != ACTIVE | BUSY {
             self.mark_busy(q);
         }
-        // The fast attempt uses the clock itself (not a `LazyNow`, whose
-        // set-up would cost every call): it is read at most once here, and
-        // at most once more by the slow path.
-        if let Ok(tag) = self.try_get(q, hint, self.depth(), self.policy(), &clock) {
+        // The first attempt uses the clock itself (not a `LazyNow`): it is
+        // read at most once here, and at most once more by the slow path.
+        if let Ok(tag) = self.try_get(q, hint, clock) {
             if flags & WAITING != 0 {
                 q.clear_flags(WAITING);
             }
             return Ok(tag);
         }
-        self.get_slow(q, hint, &clock)
+        self.get_slow(q, hint, clock)
     }
 
     /// Activates `q` and marks it busy (first get since the last tick).
     #[cold]
     fn mark_busy(&self, q: &QueueTags) {
         // BUSY rides along with the counted ACTIVE flag's RMW, if any.
-        set_counted(q, ACTIVE, BUSY, &self.active_queues);
+        if set_counted(q, ACTIVE, BUSY, &self.active_queues) {
+            self.refresh_limit_cache();
+        }
     }
 
     /// The refusal path of [`Self::get`]: waiter bit, contention, (W),
@@ -534,14 +783,15 @@ impl HostTags {
         // limit applied to itself forever.
         let fair = fair_share(self.depth(), self.active_queues());
         if q.in_flight() < fair {
-            set_counted(q, STARVED, 0, &self.starved);
-            self.note_failure(now.now_ns());
+            let starved = set_counted(q, STARVED, 0, &self.starved);
+            if self.note_failure(now.now_ns()) || starved {
+                self.refresh_limit_cache();
+            }
         }
         // (W) SeqCst: pairs with (P) in `put`. Either the re-check below
         // sees the putter's free, or the putter's mask read sees our bit.
         fence(Ordering::SeqCst);
-        // Depth and policy are read again: slow path, fresh values.
-        match self.try_get(q, hint, self.depth(), self.policy(), &now) {
+        match self.try_get(q, hint, &now) {
             Ok(tag) => {
                 q.clear_flags(WAITING);
                 Ok(tag)
@@ -554,35 +804,42 @@ impl HostTags {
         }
     }
 
-    /// One allocation attempt: policy check, then bitmap.
+    /// One allocation attempt outside the fast path: the exact policy
+    /// check (only when the limit cache says the limit may bind), then the
+    /// bitmap (the hinted word, then the search). Depth and policy are read
+    /// afresh (on the re-check: after (W)).
     #[inline(always)]
     fn try_get<C: Clock>(
         &self,
         q: &QueueTags,
         hint: &AtomicU32,
-        depth: u32,
-        policy: Policy,
         clock: &C,
     ) -> Result<u32, Refusal> {
-        if self.limited(q, depth, policy, clock) {
+        // Relaxed: see `get`.
+        if q.in_flight.load(Ordering::Relaxed) >= self.cached_bound()
+            && self.limited(q, self.depth(), self.policy(), clock)
+        {
             return Err(Refusal::Limited);
         }
-        let tag = self
-            .bitmap
-            .get_below(hint, depth)
-            .ok_or(Refusal::Exhausted)?;
+        let tag = match self.bitmap.get_fast(hint) {
+            Some(tag) => tag,
+            None => self.bitmap.search(hint).ok_or(Refusal::Exhausted)?,
+        };
         // Relaxed: accounting; tag ownership is carried by the bitmap bit.
         q.in_flight.fetch_add(1, Ordering::Relaxed);
         Ok(tag)
     }
 
-    /// Records a refusal time for Borrow's contention window.
-    fn note_failure(&self, now_ns: u64) {
+    /// Records a refusal time for Borrow's contention window. Returns
+    /// whether none was recorded before (the limit cache only looks at
+    /// whether one is).
+    fn note_failure(&self, now_ns: u64) -> bool {
         let stamp = now_ns.saturating_add(1);
         // Relaxed: heuristic timestamp; fetch_max keeps it monotonic.
         if self.last_failure.load(Ordering::Relaxed) < stamp {
-            self.last_failure.fetch_max(stamp, Ordering::Relaxed);
+            return self.last_failure.fetch_max(stamp, Ordering::Relaxed) == 0;
         }
+        false
     }
 
     /// Frees `tag` held by queue `q` and returns the waiter mask to wake.
@@ -600,11 +857,9 @@ impl HostTags {
         }
         // Relaxed: accounting; ordered before the mask read by (P).
         let prev = q.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if prev == 0 {
-            // Tag put through the wrong queue: undo the wrap-around.
-            q.in_flight.fetch_add(1, Ordering::Relaxed);
-        } else if prev == 1 {
-            clear_counted(q, STARVED, &self.starved);
+        if prev <= 1 {
+            // Drained to zero (or a tag put through the wrong queue).
+            self.drained(q, prev);
         }
         // (P) SeqCst: pairs with (W) in `get`: our bit clear and in_flight
         // decrement are seen by any re-check after (W), or our mask read
@@ -617,6 +872,37 @@ impl HostTags {
         // Relaxed: the RMW alone guarantees each set bit is returned by
         // exactly one swap; the caller's queue re-run does its own locking.
         self.waiters.swap(0, Ordering::Relaxed)
+    }
+
+    /// [`Self::put`]'s `in_flight` decrement from `prev` 0 (a tag put
+    /// through the wrong queue: undo the wrap-around; never done by a
+    /// correct caller) or 1 (drained to zero: no longer starved; one load
+    /// of the flags when it was not, e.g. every put at queue depth 1).
+    #[inline(always)]
+    fn drained(&self, q: &QueueTags, prev: u32) {
+        if prev == 0 {
+            self.undo_wrap(q);
+        } else if q.state.load(Ordering::Relaxed) & STARVED != 0 {
+            // Relaxed: as in `clear_counted`, whose own load this repeats.
+            self.clear_starved(q);
+        }
+    }
+
+    /// A tag was put through the wrong queue: undo `in_flight`'s wrap.
+    #[cold]
+    #[inline(never)]
+    fn undo_wrap(&self, q: &QueueTags) {
+        // Relaxed: accounting.
+        q.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A starved queue drained to zero: no longer starved.
+    #[cold]
+    #[inline(never)]
+    fn clear_starved(&self, q: &QueueTags) {
+        if clear_counted(q, STARVED, &self.starved) {
+            self.refresh_limit_cache();
+        }
     }
 
     /// Periodic maintenance, called from the driver's timer (serialised,
@@ -657,8 +943,10 @@ impl HostTags {
             if now_ns.saturating_sub(q.last_active_ns()) < idle {
                 continue;
             }
-            clear_counted(q, ACTIVE, &self.active_queues);
-            clear_counted(q, STARVED, &self.starved);
+            let active = clear_counted(q, ACTIVE, &self.active_queues);
+            if clear_counted(q, STARVED, &self.starved) || active {
+                self.refresh_limit_cache();
+            }
             // Its bit was already handed to a put.
             q.clear_flags(WAITING);
         }
@@ -734,8 +1022,17 @@ impl HostTags {
                 b.lend_limit.store(mine, Ordering::Relaxed);
             }
         }
+        // The limit cache's bound for queues with a lend limit. Relaxed:
+        // published by the cache refresh.
+        let lend_min = queues
+            .iter()
+            .map(|q| q.as_ref().lend_limit())
+            .filter(|&l| l != 0)
+            .fold(u32::MAX, u32::min);
+        self.lend_min.store(lend_min, Ordering::Relaxed);
         // Relaxed: see `set_policy`.
         self.lend_valid.store(true, Ordering::Relaxed);
+        self.refresh_limit_cache();
     }
 }
 
@@ -1233,5 +1530,202 @@ mod tests {
             h.put(&q1, t);
         }
         assert_eq!(h.in_use(), 0);
+    }
+
+    /// The limit cache holds the bound of the current state.
+    fn assert_fresh(h: &HostTags) {
+        assert_eq!(h.limit_bound(), h.current_bound(), "stale limit cache");
+    }
+
+    /// Every change of an input of the bound refreshes it.
+    #[test]
+    fn limit_cache_follows_changes() {
+        let h = HostTags::new(64, Policy::None).unwrap();
+        h.set_idle_ns(0);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        assert_eq!(h.limit_bound(), u32::MAX);
+        let t0 = h.get(&q0, &hint, 0).unwrap();
+        let t1 = h.get(&q1, &hint, 0).unwrap();
+        assert_eq!(h.limit_bound(), u32::MAX, "none: no limit");
+        // Policy switch.
+        h.set_policy(Policy::Fair);
+        assert_eq!(h.limit_bound(), 32);
+        // Resize.
+        h.set_depth(16).unwrap();
+        assert_eq!(h.limit_bound(), 8);
+        h.set_depth(4).unwrap();
+        assert_eq!(h.limit_bound(), u32::MAX, "fair share = depth");
+        h.set_depth(64).unwrap();
+        assert_eq!(h.limit_bound(), 32);
+        // Deactivation by the tick (after the tick that consumes the busy
+        // flag), then activation by a get.
+        h.put(&q1, t1);
+        h.tick(&all, 1);
+        assert_eq!(h.limit_bound(), 32);
+        h.tick(&all, 2);
+        assert!(!q1.is_active() && q0.is_active());
+        assert_eq!(h.limit_bound(), u32::MAX, "one active queue");
+        let t1 = h.get(&q1, &hint, 3).unwrap();
+        assert_eq!(h.limit_bound(), 32, "activation");
+        assert_fresh(&h);
+
+        // Borrow: contention starts with a refusal below the fair share
+        // and ends with the drain of the starved queue.
+        h.set_policy(Policy::Borrow);
+        assert_eq!(h.limit_bound(), u32::MAX, "not contended");
+        h.put(&q1, t1);
+        let held = take(&h, &q0, 63, 4);
+        assert_eq!(h.get(&q1, &hint, 5), Err(Refusal::Exhausted));
+        assert!(q1.is_starved());
+        assert_eq!(h.limit_bound(), 32, "contended");
+        h.put(&q0, held[0]);
+        let t1 = h.get(&q1, &hint, 6).unwrap();
+        h.put(&q1, t1);
+        assert!(!q1.is_starved());
+        assert_eq!(h.limit_bound(), u32::MAX, "drained");
+        // The refusal at 5 was recorded: with an expiry it counts (until
+        // 105), until an exact check finds its window over and forgets it.
+        h.set_borrow_expiry_ns(100);
+        assert_eq!(h.limit_bound(), 32, "expiry set, refusal recorded");
+        assert!(!h.is_contended(106));
+        assert_eq!(h.limit_bound(), u32::MAX, "window over");
+        // A new refusal in a window.
+        let t = h.get(&q0, &hint, 107).unwrap();
+        assert_eq!(h.get(&q1, &hint, 110), Err(Refusal::Exhausted));
+        h.put(&q0, t);
+        let t1 = h.get(&q1, &hint, 111).unwrap();
+        h.put(&q1, t1);
+        assert_eq!(h.limit_bound(), 32, "in the window");
+        assert!(h.is_contended(150));
+        assert_eq!(h.limit_bound(), 32);
+        assert!(!h.is_contended(211));
+        assert_eq!(h.limit_bound(), u32::MAX, "window over");
+        // A refusal recorded with an expiry of 0 does not count until an
+        // expiry is set.
+        h.set_borrow_expiry_ns(0);
+        let t = h.get(&q0, &hint, 220).unwrap();
+        assert_eq!(h.get(&q1, &hint, 220), Err(Refusal::Exhausted));
+        h.put(&q0, t);
+        let t1 = h.get(&q1, &hint, 221).unwrap();
+        h.put(&q1, t1);
+        assert_eq!(h.limit_bound(), u32::MAX);
+        h.set_borrow_expiry_ns(1_000);
+        assert_eq!(h.limit_bound(), 32, "expiry set");
+        h.set_borrow_expiry_ns(0);
+        assert_eq!(h.limit_bound(), u32::MAX, "expiry cleared");
+        assert_fresh(&h);
+
+        // Lend: the fair share until the limits exist, then at most the
+        // smallest lend limit; a switch away drops them.
+        for &t in &held[1..] {
+            h.put(&q0, t);
+        }
+        h.set_idle_ns(1_000_000);
+        h.set_policy(Policy::Lend);
+        assert_eq!(h.limit_bound(), 32);
+        h.tick(&all, 200);
+        h.tick(&all, 201);
+        assert_eq!((q0.lend_limit(), q1.lend_limit()), (32, 32));
+        assert_eq!(h.limit_bound(), 32);
+        // q1 is refused at its limit; the next tick lends it 8 of q0's.
+        let mut mine = take(&h, &q1, 32, 202);
+        assert_eq!(h.get(&q1, &hint, 202), Err(Refusal::Limited));
+        h.tick(&all, 203);
+        assert_eq!((q0.lend_limit(), q1.lend_limit()), (24, 40));
+        assert_eq!(h.limit_bound(), 24, "smallest lend limit");
+        assert_fresh(&h);
+        // q1 above the bound: the exact check lets it use its lend limit.
+        for _ in 0..8 {
+            mine.push(h.get(&q1, &hint, 204).unwrap());
+        }
+        assert_eq!(h.get(&q1, &hint, 204), Err(Refusal::Limited));
+        h.set_policy(Policy::Fair);
+        assert_eq!(h.limit_bound(), 32);
+        h.set_policy(Policy::None);
+        assert_eq!(h.limit_bound(), u32::MAX);
+        for t in mine {
+            h.put(&q1, t);
+        }
+        h.put(&q0, t0);
+        assert_eq!(h.in_use(), 0);
+        assert_fresh(&h);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Get(usize),
+        Put(usize),
+        Tick(u64),
+        Depth(u32),
+        Policy(u32),
+        Expiry(u64),
+        Contended(u64),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => (0usize..3).prop_map(Op::Get),
+            6 => any::<usize>().prop_map(Op::Put),
+            2 => (0u64..50).prop_map(Op::Tick),
+            1 => (1u32..=40).prop_map(Op::Depth),
+            1 => (0u32..4).prop_map(Op::Policy),
+            1 => prop_oneof![Just(0u64), 1u64..100].prop_map(Op::Expiry),
+            1 => (0u64..100).prop_map(Op::Contended),
+        ]
+    }
+
+    proptest::proptest! {
+        /// After every operation the limit cache holds the bound of the
+        /// current state, and a queue below the bound is not limited.
+        #[test]
+        fn limit_cache_is_fresh_and_sound(ops in proptest::collection::vec(op(), 1..200)) {
+            let h = HostTags::new(24, Policy::Fair).unwrap();
+            h.set_idle_ns(20);
+            let qs = [QueueTags::new(0), QueueTags::new(1), QueueTags::new(2)];
+            let refs = [&qs[0], &qs[1], &qs[2]];
+            let hints = [AtomicU32::new(0), AtomicU32::new(1), AtomicU32::new(2)];
+            let mut held: Vec<(u32, usize)> = Vec::new();
+            let mut now = 0u64;
+            for op in ops {
+                now += 1;
+                match op {
+                    Op::Get(i) => {
+                        if let Ok(t) = h.get(&qs[i], &hints[i], now) {
+                            held.push((t, i));
+                        }
+                    }
+                    Op::Put(i) => {
+                        if !held.is_empty() {
+                            let (t, qi) = held.swap_remove(i % held.len());
+                            h.put(&qs[qi], t);
+                        }
+                    }
+                    Op::Tick(dt) => {
+                        now += dt;
+                        h.tick(&refs, now);
+                    }
+                    Op::Depth(d) => h.set_depth(d).unwrap(),
+                    Op::Policy(p) => h.set_policy(Policy::from_u32(p).unwrap()),
+                    Op::Expiry(e) => h.set_borrow_expiry_ns(e),
+                    Op::Contended(dt) => {
+                        h.is_contended(now + dt);
+                    }
+                }
+                proptest::prop_assert_eq!(h.limit_bound(), h.current_bound(), "stale after {:?}", op);
+                let depth = h.depth();
+                for q in &qs {
+                    let f = q.in_flight();
+                    if f < h.limit_bound() {
+                        proptest::prop_assert!(
+                            !h.limited(q, depth, h.policy(), &now),
+                            "below the bound {} but limited ({:?})", h.limit_bound(), op
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -6,8 +6,10 @@
 //! them (for sysfs) through the getters below.
 //!
 //! The per-queue flags (active, busy, waiting, starved) share one atomic
-//! word, so that the allocation fast path checks all of them with a single
-//! load. The word is only ever modified by RMWs (`fetch_or` / `fetch_and`),
+//! word, so that the allocation fast path checks the ones it cares about
+//! with a single load and compare: those are in the low byte
+//! (`FAST_PATH_FLAGS`), the starved mark, which does not matter to it,
+//! above. The word is only ever modified by RMWs (`fetch_or` / `fetch_and`),
 //! never by plain stores, so that concurrent updates of different flags
 //! cannot erase each other, and so that every modification continues the
 //! release sequence of the `Release` RMW that set a counted flag (see
@@ -25,8 +27,13 @@ pub(super) const BUSY: u32 = 1 << 1;
 /// Flag: refused and not yet successful since (informational).
 pub(super) const WAITING: u32 = 1 << 2;
 /// Flag: failed and not yet drained to zero in flight; counted in the
-/// host's starved count.
-pub(super) const STARVED: u32 = 1 << 3;
+/// host's starved count. Outside [`FAST_PATH_FLAGS`].
+pub(super) const STARVED: u32 = 1 << 8;
+
+/// The flags that decide whether an allocation can take the fast path
+/// (active, busy, not waiting): the low byte, so that the check is one
+/// byte compare (`state & FAST_PATH_FLAGS == ACTIVE | BUSY`).
+pub(super) const FAST_PATH_FLAGS: u32 = 0xff;
 
 /// Tag accounting of one request queue.
 #[repr(align(64))]

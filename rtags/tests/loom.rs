@@ -25,6 +25,20 @@ fn world(depth: u32, policy: Policy) -> Arc<World> {
     })
 }
 
+/// Runs the model `f` with at most `preemptions` preemptions per
+/// execution (loom's default is unbounded), unless `LOOM_MAX_PREEMPTIONS`
+/// says otherwise. Used by the models whose threads run several limit
+/// cache refreshes (load, inputs, CAS each) or a resize (16 mask swaps):
+/// unbounded, their state space takes hours; the bugs they look for need
+/// one or two preemptions.
+fn bounded<F: Fn() + Sync + Send + 'static>(preemptions: usize, f: F) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(preemptions);
+    }
+    b.check(f);
+}
+
 /// Gets a tag for queue `qi`, checks exclusive ownership, puts it back.
 fn get_put(w: &World, qi: usize) -> Result<u64, Refusal> {
     let hint = AtomicU32::new(0);
@@ -131,7 +145,7 @@ fn no_lost_wakeup_limited() {
 /// (c) Policy switch and resize concurrent with get/put.
 #[test]
 fn policy_switch_concurrent_with_get() {
-    loom::model(|| {
+    bounded(4, || {
         let w = world(2, Policy::Borrow);
         let hint = AtomicU32::new(0);
         let held = w.host.get(&w.q[0], &hint, 0).unwrap();
@@ -183,7 +197,7 @@ fn activation_vs_tick() {
 /// (d') Starved marking racing with tick and the drain that clears it.
 #[test]
 fn starved_vs_tick_and_drain() {
-    loom::model(|| {
+    bounded(4, || {
         let w = world(1, Policy::Borrow);
         let hint = AtomicU32::new(0);
         let tag = w.host.get(&w.q[1], &hint, 0).unwrap();
@@ -281,5 +295,55 @@ fn busy_clear_vs_starved_drain() {
         t.join().unwrap();
         counters_consistent(&w);
         assert!(!w.q[1].is_starved(), "drained to zero: not starved");
+    });
+}
+
+/// (f) The limit cache: a policy switch races with the activation of a
+/// second queue. Each refresh may read the other's input stale (a
+/// store-buffering pattern); the CAS protocol makes the later refresh see
+/// both, so the bound ends as the fair share of two queues. (A plain store
+/// of each refresh's computation can leave `u32::MAX` behind.)
+#[test]
+fn limit_cache_policy_switch_vs_activation() {
+    loom::model(|| {
+        let w = world(8, Policy::None);
+        get_put(&w, 0).unwrap();
+        assert_eq!(w.host.limit_bound(), u32::MAX);
+        let w2 = w.clone();
+        let t = thread::spawn(move || w2.host.set_policy(Policy::Fair));
+        get_put(&w, 1).unwrap();
+        t.join().unwrap();
+        assert_eq!(w.host.active_queues(), 2);
+        assert_eq!(w.host.limit_bound(), 4, "stale limit cache");
+    });
+}
+
+/// (g) Two resizes race: the valid masks end as those of the depth stored
+/// last (a resizer that wrote its masks over newer ones re-reads the
+/// depth and rewrites them), and so does the limit cache.
+#[test]
+fn concurrent_resizes_leave_consistent_masks() {
+    bounded(3, || {
+        let w = world(64, Policy::Fair);
+        get_put(&w, 0).unwrap();
+        get_put(&w, 1).unwrap();
+        let w2 = w.clone();
+        let t = thread::spawn(move || w2.host.set_depth(1).unwrap());
+        w.host.set_depth(40).unwrap();
+        t.join().unwrap();
+        let depth = w.host.depth();
+        assert!(depth == 1 || depth == 40);
+        for word in 0..16u32 {
+            let expected = (0..64u32)
+                .filter(|b| b * 16 + word < depth)
+                .fold(0u64, |m, b| m | 1 << b);
+            assert_eq!(
+                w.host.bitmap().valid_mask(word as usize),
+                expected,
+                "depth {depth}, word {word}"
+            );
+        }
+        let bound = if depth == 40 { 20 } else { u32::MAX };
+        assert_eq!(w.host.limit_bound(), bound);
     });
 }
