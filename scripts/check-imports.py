@@ -124,9 +124,8 @@ def edges_of(path, top, modules):
             return
         found.add(head if head in modules else ROOT_NAME)
 
-    # crate::x, $crate::x, crate::{x, y::z}
-    for m in re.finditer(r"(?<![A-Za-z0-9_])\$?crate\s*::\s*", code):
-        rest = m.end()
+    def add_path(rest):
+        """The head(s) of a path starting at `rest`: `x::...` or `{x, y::z}`."""
         if code.startswith("{", rest):
             for h in group_heads(code, rest):
                 add(h)
@@ -134,6 +133,10 @@ def edges_of(path, top, modules):
             h = IDENT.match(code, rest)
             if h:
                 add(h.group(0))
+
+    # crate::x, $crate::x, crate::{x, y::z}
+    for m in re.finditer(r"(?<![A-Za-z0-9_])\$?crate\s*::\s*", code):
+        add_path(m.end())
     # super::...: climbs out of this file's module.
     for m in re.finditer(r"(?<![A-Za-z0-9_:])((?:super\s*::\s*)+)", code):
         ups = m.group(1).count("super")
@@ -141,13 +144,8 @@ def edges_of(path, top, modules):
         rest = m.end()
         if base:
             found.add(base[0])
-        elif code.startswith("{", rest):
-            for h in group_heads(code, rest):
-                add(h)
         else:
-            h = IDENT.match(code, rest)
-            if h:
-                add(h.group(0))
+            add_path(rest)
     # The root names its children without `crate::`.
     if not mpath:
         for m in re.finditer(r"(?<![A-Za-z0-9_:$])([a-z_][a-z0-9_]*)\s*::", code):
