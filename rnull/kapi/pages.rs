@@ -140,9 +140,9 @@ impl PageStore {
 
     /// The page at `index`, or null.
     fn lookup(&self, index: u64) -> *mut bindings::page {
-        // SAFETY: the XArray is initialised; `xa_load` takes the RCU read
-        // lock itself, and the caller's protection (see the module docs)
-        // keeps a found page from being freed while it is used.
+        // SAFETY: the XArray is initialised; `xa_load` takes the RCU read lock itself, and the
+        // caller's protection (see the module docs) keeps a found page from being freed while it is
+        // used.
         unsafe { bindings::xa_load(self.xa.get(), index as usize) }.cast::<bindings::page>()
     }
 
@@ -217,8 +217,8 @@ impl PageStore {
             Dir::FromDevice
         };
         let raw = rq.as_raw();
-        // SAFETY: `rq` is a started request we own, so its fields, bio chain
-        // and bvecs are stable until we end it.
+        // SAFETY: `rq` is a started request we own, so its fields, bio chain and bvecs are stable
+        // until we end it.
         let (mut sector, bytes, mut bio) =
             unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
         // Under RCU a write allocates a missing page as it copies, and
@@ -357,9 +357,8 @@ impl PageStore {
                 let old =
                     unsafe { bindings::__xa_erase(xa, index as usize) }.cast::<bindings::page>();
                 if !old.is_null() {
-                    // SAFETY: the page came from `alloc_pages` and left the
-                    // array; copies that found it before may still run under
-                    // RCU, so it is freed after a grace period.
+                    // SAFETY: the page came from `alloc_pages` and left the array; copies that
+                    // found it before may still run under RCU, so it is freed after a grace period.
                     unsafe { free_page_after_grace_period(old) };
                     // Relaxed: statistic only.
                     self.pages.fetch_sub(1, Ordering::Relaxed);
@@ -390,9 +389,8 @@ impl PageStore {
 /// `page` is an order-0 page from `alloc_pages` that the caller owns and that
 /// no new reader can find any more.
 unsafe fn free_page_after_grace_period(page: *mut bindings::page) {
-    // SAFETY: a page we own is not on any list, so its `callback_head` (in
-    // the union that also holds the LRU links) is ours to use until the
-    // callback frees the page.
+    // SAFETY: a page we own is not on any list, so its `callback_head` (in the union that also
+    // holds the LRU links) is ours to use until the callback frees the page.
     unsafe {
         let head = core::ptr::addr_of_mut!((*page).__bindgen_anon_1.callback_head);
         bindings::call_rcu(head, Some(free_page_rcu));
@@ -403,9 +401,8 @@ unsafe fn free_page_after_grace_period(page: *mut bindings::page) {
 ///
 /// Called by RCU for a head queued by [`free_page_after_grace_period`].
 unsafe extern "C" fn free_page_rcu(head: *mut bindings::callback_head) {
-    // SAFETY: `head` is the `callback_head` inside the `__bindgen_anon_1`
-    // union of a page we own, so stepping back by the union's offset gives
-    // the page.
+    // SAFETY: `head` is the `callback_head` inside the `__bindgen_anon_1` union of a page we own,
+    // so stepping back by the union's offset gives the page.
     unsafe {
         let page = head
             .cast::<u8>()

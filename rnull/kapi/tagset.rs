@@ -296,9 +296,8 @@ impl<T: Operations> OperationsVTable<T> {
     /// section with a list of requests of one queue made by
     /// [`super::disk::Disk`].
     unsafe extern "C" fn queue_rqs_callback(rqlist: *mut bindings::rq_list) {
-        // SAFETY: blk-mq hands us the list for this call; we own its
-        // requests (being dispatched to us, `Pending`'s invariant) until we
-        // start them or give them back.
+        // SAFETY: blk-mq hands us the list for this call; we own its requests (being dispatched to
+        // us, `Pending`'s invariant) until we start them or give them back.
         let mut rq = unsafe { core::mem::take(&mut (*rqlist).head) };
         // SAFETY: as above.
         let tail = unsafe { core::mem::take(&mut (*rqlist).tail) };
@@ -340,9 +339,8 @@ impl<T: Operations> OperationsVTable<T> {
                     // `last`; kick them as blk-mq would.
                     T::commit_rqs(&hw, &queue);
                 }
-                // SAFETY: blk-mq keeps a refused request; `rq` and `next`
-                // (the rest) go back on the list, after anything a
-                // completion plugged meanwhile.
+                // SAFETY: blk-mq keeps a refused request; `rq` and `next` (the rest) go back on the
+                // list, after anything a completion plugged meanwhile.
                 unsafe {
                     (*rq).__bindgen_anon_1.rq_next = next;
                     let rest_tail = if next.is_null() { rq } else { tail };
