@@ -26,7 +26,7 @@ MEM ?= 1G
 export CPUS MEM
 
 .PHONY: all deps kernel modules initramfs run bench test test-debug test-rtags test-guest \
-	fmt fmt-check clippy doc rust-analyzer shell clean help
+	fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
 
@@ -38,7 +38,7 @@ help:
 	@echo "make kernel     build or reuse the cached kernel"
 	@echo "make bench      benchmarks vs null_blk and rnull_mod, report in bench/results/"
 	@echo "make shell      interactive guest (PARAMS=... loads rnull)"
-	@echo "make fmt | fmt-check | clippy | doc | rust-analyzer"
+	@echo "make fmt | fmt-check | clippy | doc | rust-analyzer | param-table"
 	@echo "Variables: KDIR=<kernel build tree>  CPUS=$(CPUS)  MEM=$(MEM)  RNULL_CACHE=<dir>"
 
 deps:
@@ -89,6 +89,10 @@ test-debug: deps
 # Userspace first: it is quick and needs no kernel.
 test: deps
 	@$(SCRIPTS)/test-all.sh
+
+# The README's parameter table, from the module's .modinfo (see params.rs).
+param-table: modules
+	@python3 $(SCRIPTS)/param-table.py $(TOP)/rnull/rnull.ko
 
 fmt:
 	@rustfmt --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags -name "*.rs" -not -path "*/target/*")

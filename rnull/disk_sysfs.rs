@@ -9,11 +9,10 @@ use crate::{
     kapi::{
         disk::Disk,
         fmt::BufWriter,
-        parse::parse_i64,
         sysfs::{Attr, AttrOps, Dir},
         time::now_ns,
     },
-    params::IRQMODE_NAMES,
+    params::{self, IRQMODE_NAMES},
 };
 use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
@@ -79,19 +78,18 @@ pub(crate) struct ConfigFile {
     field: Field,
 }
 
-/// Largest accepted `completion_nsec`, as for the module parameter.
-const MAX_COMPLETION_NSEC: i64 = 1_000_000_000;
-
 impl AttrOps for ConfigFile {
     fn store(&self, input: &[u8]) -> Result {
-        match (self.field, parse_i64(input)) {
-            (Field::CompletionNsec, Some(v)) if (0..=MAX_COMPLETION_NSEC).contains(&v) => {
-                // Relaxed: a tunable, see `DeviceData::completion_nsec`.
-                self.dev.completion_nsec.store(v as u64, Ordering::Relaxed);
-                Ok(())
-            }
-            _ => Err(EINVAL),
+        if !matches!(self.field, Field::CompletionNsec) {
+            return Err(EPERM);
         }
+        let v = params::COMPLETION_NSEC.range().parse_u64(
+            &format_args!("rnullb{}/rnull/completion_nsec", self.dev.index),
+            input,
+        )?;
+        // Relaxed: a tunable, see `DeviceData::completion_nsec`.
+        self.dev.completion_nsec.store(v, Ordering::Relaxed);
+        Ok(())
     }
 
     fn show(&self, out: &mut BufWriter<'_>) -> Result {
@@ -161,9 +159,6 @@ pub(crate) struct SliceFile {
     hctx: usize,
 }
 
-/// Largest accepted `time_slice_us` (100 ms).
-const MAX_TIME_SLICE_US: i64 = 100_000;
-
 impl AttrOps for SliceFile {
     fn show(&self, out: &mut BufWriter<'_>) -> Result {
         let ns = self.dev.time_slice_ns(self.hctx).ok_or(ENODEV)?;
@@ -171,10 +166,11 @@ impl AttrOps for SliceFile {
     }
 
     fn store(&self, input: &[u8]) -> Result {
-        let us = match parse_i64(input) {
-            Some(v) if (0..=MAX_TIME_SLICE_US).contains(&v) => v as u64,
-            _ => return Err(EINVAL),
-        };
+        // The parameter sets every queue's initial slice; the range is its.
+        let us = params::TIME_SLICE_US.range().parse_u64(
+            &format_args!("rnullb{}/mq/{}/time_slice_us", self.dev.index, self.hctx),
+            input,
+        )?;
         self.dev.set_time_slice_ns(self.hctx, us * 1000)
     }
 }

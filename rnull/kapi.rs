@@ -14,6 +14,7 @@ pub(crate) mod disk;
 pub(crate) mod fmt;
 pub(crate) mod irq_lock;
 pub(crate) mod lock_class;
+pub(crate) mod modinfo;
 pub(crate) mod pages;
 pub(crate) mod param;
 pub(crate) mod parse;

@@ -4,7 +4,8 @@
 #   2. rustfmt --check on all Rust sources, `unsafe` only in rnull/kapi/ with
 #      its SAFETY comments, no import cycle among rnull's modules, the
 #      benchmark report's unit tests, the kernel's clippy build
-#   3. build rnull.ko warning-free and the guest initramfs
+#   3. build rnull.ko warning-free, the README's parameter table against its
+#      .modinfo, and the guest initramfs
 #   4. the selftests in a QEMU guest (TAP 13)
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
 set -uo pipefail
@@ -69,6 +70,9 @@ make -s modules 2>&1 | tee out/build.log
 rc=${PIPESTATUS[0]}
 if [ "$rc" = 0 ] && grep -qE '^(warning|error)' out/build.log; then rc=1; fi
 one "rnull.ko builds warning-free" "$rc"
+
+python3 scripts/param-table.py --check README.md rnull/rnull.ko
+one "README's parameter table matches rnull.ko's .modinfo" $?
 
 if [ "$rc" = 0 ] && make -s initramfs; then
 	kdir=$(scripts/kernel.sh dir)

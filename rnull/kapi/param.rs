@@ -11,6 +11,7 @@
 
 use super::{
     fmt::BufWriter,
+    modinfo::ConstText,
     parse::{parse_i64, trim_newline},
 };
 use core::{
@@ -28,60 +29,53 @@ pub(crate) trait ParamValue: Sync {
     fn show(&self, out: &mut BufWriter<'_>) -> core::fmt::Result;
 }
 
-/// An integer parameter restricted to `min..=max`.
+/// The values an integer setting accepts, and how to say so.
 ///
-/// Parameters are set while the module loads, before `init` runs, and read by
-/// `init`; a relaxed atomic is enough since module loading orders the two.
-pub(crate) struct IntParam {
-    value: AtomicI64,
+/// One range serves a module parameter, the sysfs file that changes the same
+/// setting at run time and (through `.modinfo`) the README's table, so each
+/// range is written once.
+#[derive(Clone, Copy)]
+pub(crate) struct IntRange {
     min: i64,
     max: i64,
     power_of_two: bool,
 }
 
-impl IntParam {
-    /// A parameter with a default and an inclusive range.
-    pub(crate) const fn new(default: i64, min: i64, max: i64) -> Self {
+impl IntRange {
+    /// `min..=max`.
+    pub(crate) const fn new(min: i64, max: i64) -> Self {
         Self {
-            value: AtomicI64::new(default),
             min,
             max,
             power_of_two: false,
         }
     }
 
-    /// Like [`IntParam::new`], also requiring a power of two.
-    pub(crate) const fn power_of_two(default: i64, min: i64, max: i64) -> Self {
+    /// Powers of two in `min..=max`.
+    pub(crate) const fn power_of_two(min: i64, max: i64) -> Self {
         Self {
-            value: AtomicI64::new(default),
             min,
             max,
             power_of_two: true,
         }
     }
 
-    fn accepts(&self, v: i64) -> bool {
-        (self.min..=self.max).contains(&v) && (!self.power_of_two || (v > 0 && v & (v - 1) == 0))
+    /// Whether `v` is in the range.
+    pub(crate) const fn accepts(&self, v: i64) -> bool {
+        v >= self.min && v <= self.max && (!self.power_of_two || (v > 0 && v & (v - 1) == 0))
     }
 
-    /// The current value, always within the range.
-    pub(crate) fn get(&self) -> i64 {
-        self.value.load(Ordering::Relaxed)
-    }
-}
-
-impl ParamValue for IntParam {
-    fn set(&self, name: &CStr, input: &[u8]) -> Result {
+    /// Parses `input` as C's `kstrtoint(s, 0)` would and checks the range.
+    /// On error logs a line naming `what` (the parameter or file) and the
+    /// range, and returns `EINVAL`.
+    pub(crate) fn parse(&self, what: &dyn core::fmt::Display, input: &[u8]) -> Result<i64> {
         match parse_i64(input) {
-            Some(v) if self.accepts(v) => {
-                self.value.store(v, Ordering::Relaxed);
-                Ok(())
-            }
+            Some(v) if self.accepts(v) => Ok(v),
             _ => {
                 pr_err!(
-                    "invalid value '{}' for parameter {}: must be {}an integer in {}..={}\n",
-                    Bytes(input),
-                    name,
+                    "invalid value '{}' for {}: must be {}an integer in {}..={}\n",
+                    Bytes(trim_newline(input)),
+                    what,
                     if self.power_of_two {
                         "a power of two and "
                     } else {
@@ -95,6 +89,79 @@ impl ParamValue for IntParam {
         }
     }
 
+    /// Like [`Self::parse`], for settings kept as unsigned numbers.
+    pub(crate) fn parse_u64(&self, what: &dyn core::fmt::Display, input: &[u8]) -> Result<u64> {
+        u64::try_from(self.parse(what, input)?).map_err(|_| EINVAL)
+    }
+
+    /// Appends `min..=max[, power of two]` to `text`.
+    const fn describe(&self, text: ConstText) -> ConstText {
+        let text = text.int(self.min).str("..=").int(self.max);
+        if self.power_of_two {
+            text.str(", power of two")
+        } else {
+            text
+        }
+    }
+}
+
+/// An integer module parameter restricted to an [`IntRange`].
+///
+/// Parameters are set while the module loads, before `init` runs, and read by
+/// `init`; a relaxed atomic is enough since module loading orders the two.
+pub(crate) struct IntParam {
+    value: AtomicI64,
+    default: i64,
+    range: IntRange,
+}
+
+impl IntParam {
+    /// A parameter with a default and the values it accepts.
+    pub(crate) const fn new(default: i64, range: IntRange) -> Self {
+        assert!(range.accepts(default));
+        Self {
+            value: AtomicI64::new(default),
+            default,
+            range,
+        }
+    }
+
+    /// The current value, always within the range.
+    pub(crate) fn get(&self) -> i64 {
+        self.value.load(Ordering::Relaxed)
+    }
+
+    /// The values the parameter accepts.
+    pub(crate) const fn range(&self) -> &IntRange {
+        &self.range
+    }
+
+    /// `help (range; default D)`, the parameter's `.modinfo` description.
+    pub(crate) const fn describe(&self, help: &str) -> ConstText {
+        self.range
+            .describe(ConstText::new().str(help).str(" ("))
+            .str("; default ")
+            .int(self.default)
+            .str(")")
+    }
+}
+
+/// The name of a parameter in error messages.
+struct ParamName<'a>(&'a CStr);
+
+impl core::fmt::Display for ParamName<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "parameter {}", self.0)
+    }
+}
+
+impl ParamValue for IntParam {
+    fn set(&self, name: &CStr, input: &[u8]) -> Result {
+        let v = self.range.parse(&ParamName(name), input)?;
+        self.value.store(v, Ordering::Relaxed);
+        Ok(())
+    }
+
     fn show(&self, out: &mut BufWriter<'_>) -> core::fmt::Result {
         writeln!(out, "{}", self.get())
     }
@@ -103,6 +170,7 @@ impl ParamValue for IntParam {
 /// A parameter whose value is one name out of a fixed list.
 pub(crate) struct ChoiceParam {
     index: AtomicI64,
+    default: usize,
     names: &'static [&'static str],
 }
 
@@ -111,6 +179,7 @@ impl ChoiceParam {
     pub(crate) const fn new(default: usize, names: &'static [&'static str]) -> Self {
         Self {
             index: AtomicI64::new(default as i64),
+            default,
             names,
         }
     }
@@ -118,6 +187,23 @@ impl ChoiceParam {
     /// Index of the chosen name.
     pub(crate) fn get(&self) -> usize {
         usize::try_from(self.index.load(Ordering::Relaxed)).unwrap_or(0)
+    }
+
+    /// `help (a, b, c; default a)`, the parameter's `.modinfo` description.
+    pub(crate) const fn describe(&self, help: &str) -> ConstText {
+        let mut text = ConstText::new().str(help).str(" (");
+        let mut i = 0;
+        while i < self.names.len() {
+            if i > 0 {
+                text = text.str(", ");
+            }
+            text = text.str(self.names[i]);
+            i += 1;
+        }
+        // An out of range default is a build error: this runs in a `const`.
+        text.str("; default ")
+            .str(self.names[self.default])
+            .str(")")
     }
 }
 
@@ -132,7 +218,7 @@ impl ParamValue for ChoiceParam {
             None => {
                 pr_err!(
                     "invalid value '{}' for parameter {}: must be one of {:?}\n",
-                    Bytes(input),
+                    Bytes(trim_newline(input)),
                     name,
                     self.names
                 );
@@ -256,29 +342,22 @@ unsafe extern "C" fn get_callback(buffer: *mut c_char, kp: *const bindings::kern
     }
 }
 
-/// Copies a string into a fixed-size array, for `.modinfo` entries.
-pub(crate) const fn modinfo_bytes<const N: usize>(s: &str) -> [u8; N] {
-    let src = s.as_bytes();
-    let mut out = [0u8; N];
-    let mut i = 0;
-    while i < N && i < src.len() {
-        out[i] = src[i];
-        i += 1;
-    }
-    out
-}
-
 /// Declares a module parameter.
 ///
-/// `module_param!(STATIC: Type = init, "name", perm, "type", "description")`
-/// defines `STATIC`, its `__param` entry and its `modinfo` lines.
+/// `module_param!(STATIC: Type = init, "name", perm, "type", "help")`
+/// defines `STATIC`, its `__param` entry and its `modinfo` lines. The
+/// description in `.modinfo` is `help` followed by the range and default
+/// that `init` enforces (`Type::describe`).
 macro_rules! module_param {
-    ($static:ident : $ty:ty = $init:expr, $name:literal, $perm:expr, $kind:literal, $desc:literal) => {
+    ($static:ident : $ty:ty = $init:expr, $name:literal, $perm:expr, $kind:literal, $help:literal) => {
         /// The value of the module parameter of the same name.
         pub(crate) static $static: $ty = $init;
 
         const _: () = {
-            use $crate::kapi::param::{modinfo_bytes, ParamDesc, ParamEntry};
+            use $crate::kapi::{
+                modinfo::ConstText,
+                param::{ParamDesc, ParamEntry},
+            };
 
             static DESC: ParamDesc = ParamDesc::new(
                 // SAFETY: the literal is NUL-terminated and has no interior NUL.
@@ -300,15 +379,22 @@ macro_rules! module_param {
                 unsafe { $crate::kapi::param::__this_module.get() },
             );
 
-            const PARM: &str = concat!("parm=", $name, ":", $desc, "\0");
+            const PARM: ConstText = {
+                let init: $ty = $init;
+                ConstText::new()
+                    .str(concat!("parm=", $name, ":"))
+                    .append(&init.describe($help))
+                    .str("\0")
+            };
             #[link_section = ".modinfo"]
             #[used(compiler)]
-            static PARM_INFO: [u8; PARM.len()] = modinfo_bytes(PARM);
+            static PARM_INFO: [u8; PARM.len()] = PARM.bytes();
 
-            const PARMTYPE: &str = concat!("parmtype=", $name, ":", $kind, "\0");
+            const PARMTYPE: ConstText =
+                ConstText::new().str(concat!("parmtype=", $name, ":", $kind, "\0"));
             #[link_section = ".modinfo"]
             #[used(compiler)]
-            static PARMTYPE_INFO: [u8; PARMTYPE.len()] = modinfo_bytes(PARMTYPE);
+            static PARMTYPE_INFO: [u8; PARMTYPE.len()] = PARMTYPE.bytes();
         };
     };
 }
