@@ -9,16 +9,22 @@ use crate::{
     config::IrqMode,
     device_data::{Command, DeviceData, HwQueue, RNullOps},
     kapi::{
+        dispatch::Dispatch,
+        dispatch::RqList,
+        operations::{ForeignBorrowed, Operations},
         random::chance_percent,
         request::{Op, Pending, Refused, Request, Started, Status},
-        tagset::{Dispatch, Operations},
         time::now_ns,
     },
     rtags::bitmap::initial_hint,
     spindle::Spindle,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{init::PinInit, prelude::*};
+use kernel::{
+    init::PinInit,
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+};
 
 impl DeviceData {
     /// Moves the request's data, if the device keeps any.
@@ -53,8 +59,9 @@ impl DeviceData {
     }
 }
 
+#[vtable]
 impl Operations for RNullOps {
-    type QueueData = DeviceData;
+    type QueueData = Arc<DeviceData>;
     type HwData = HwQueue;
     type RequestData = Command;
 
@@ -62,7 +69,12 @@ impl Operations for RNullOps {
         Command::new()
     }
 
-    fn init_hctx(queue: &DeviceData, index: u32) -> impl PinInit<HwQueue, kernel::error::Error> {
+    // The alias (not `ArcBorrow`) keeps the lifetime early-bound, as in the
+    // trait, which the returned initialiser captures.
+    fn init_hctx(
+        queue: ForeignBorrowed<'_, Arc<DeviceData>>,
+        index: u32,
+    ) -> impl PinInit<HwQueue, kernel::error::Error> {
         // Spread every device's queues' first searches over the budget's
         // words (sbitmap's per-CPU hints do the same).
         let slot = queue
@@ -77,7 +89,7 @@ impl Operations for RNullOps {
     fn queue_rq(
         ctx: &Dispatch<'_>,
         hw: &HwQueue,
-        dev: &DeviceData,
+        dev: ArcBorrow<'_, DeviceData>,
         rq: Pending<'_, Self>,
         _last: bool,
     ) -> Result<Started, Refused> {
@@ -97,7 +109,7 @@ impl Operations for RNullOps {
         let info = rq.info();
         let (mut rq, started) = rq.start();
         if dev.config.injects_faults() {
-            match inject_fault(dev, rq) {
+            match inject_fault(&dev, rq) {
                 Some(kept) => rq = kept,
                 None => return Ok(started),
             }
@@ -121,6 +133,12 @@ impl Operations for RNullOps {
             }
         }
         Ok(started)
+    }
+
+    /// io_uring plugs even single submissions, so this is the common path;
+    /// a plug list of two or more ends its inline completions in one batch.
+    fn queue_rqs(list: RqList<'_, Self>) {
+        list.queue_each();
     }
 
     #[inline]

@@ -6,19 +6,17 @@
 use crate::{
     config::Config,
     device_data::{DeviceData, RNullOps},
-    disk_sysfs::DeviceAttrs,
     host_budget::Host,
     kapi::{
-        disk::{Disk, DiskConfig},
+        disk::{Disk, DiskBuilder},
         tagset::{TagSet, TagSetConfig},
     },
 };
 use kernel::{prelude::*, sync::Arc};
 
-/// A registered device. Fields drop in order: sysfs files first, then the
-/// disk (after which no request runs), then the shared data.
+/// A registered device, with its sysfs files (`disk_sysfs`); dropping it
+/// removes them and the disk, after which no request runs.
 pub(crate) struct Device {
-    _attrs: DeviceAttrs,
     _disk: Disk<RNullOps>,
 }
 
@@ -31,25 +29,18 @@ impl Device {
         host: Option<Arc<Host>>,
     ) -> Result<Self> {
         let data = DeviceData::new(index, config, host.clone())?;
-        let disk = Disk::new(
-            tagset,
-            data.clone(),
-            &DiskConfig {
-                index,
-                capacity_sectors: config.capacity_sectors(),
-                block_size: config.block_size,
-                max_sectors: config.max_sectors,
-                rotational: config.rotational,
-                discard: config.memory_backed,
-                write_cache: config.memory_backed,
-            },
-            host.map(|h| h.waker.clone()),
-        )?;
-        let attrs = DeviceAttrs::new(&disk, data)?;
-        Ok(Self {
-            _attrs: attrs,
-            _disk: disk,
-        })
+        let mut builder = DiskBuilder::new()
+            .capacity_sectors(config.capacity_sectors())
+            .block_size(config.block_size)?
+            .max_sectors(config.max_sectors)
+            .rotational(config.rotational)
+            .discard(config.memory_backed)
+            .write_cache(config.memory_backed);
+        if let Some(host) = host {
+            builder = builder.waker(host.waker.clone(), index as usize);
+        }
+        let disk = builder.build(format_args!("rnullb{index}"), tagset, data)?;
+        Ok(Self { _disk: disk })
     }
 }
 

@@ -21,7 +21,7 @@ use crate::{
     kapi::{
         fmt::BufWriter,
         parse::parse_i64,
-        sysfs::{module_kobject, Attr, AttrOps, Dir},
+        sysfs::{module_kobject, AttrOps, Dir},
     },
     rtags::policy::Policy,
 };
@@ -112,25 +112,20 @@ impl AttrOps for HostFile {
 
 /// The host directory and its files; files drop before the directory.
 pub(crate) struct HostAttrs {
-    _files: KVec<Attr<HostFile>>,
-    _dir: Dir,
+    _dir: Dir<HostFile>,
 }
 
 impl HostAttrs {
     /// Creates `/sys/module/rnull/host/*`.
     pub(crate) fn new(host: &Arc<Host>) -> Result<Self> {
-        let dir = Dir::new(&module_kobject(), c_str!("host"))?;
-        let mut files = KVec::with_capacity(FIELDS.len(), GFP_KERNEL)?;
+        let mut dir = Dir::new(&module_kobject(), c_str!("host"))?;
         for (name, field, mode) in FIELDS {
             let file = HostFile {
                 host: host.clone(),
                 field,
             };
-            files.push(Attr::new(&dir.kobject(), name, mode, file)?, GFP_KERNEL)?;
+            dir.add(name, mode, file)?;
         }
-        Ok(Self {
-            _files: files,
-            _dir: dir,
-        })
+        Ok(Self { _dir: dir })
     }
 }

@@ -11,10 +11,13 @@
 pub(crate) mod batch;
 pub(crate) mod cpu;
 pub(crate) mod disk;
+pub(crate) mod disk_files;
+pub(crate) mod dispatch;
 pub(crate) mod fmt;
 pub(crate) mod irq_lock;
 pub(crate) mod lock_class;
 pub(crate) mod modinfo;
+pub(crate) mod operations;
 pub(crate) mod pages;
 pub(crate) mod param;
 pub(crate) mod parse;

@@ -39,9 +39,9 @@ use crate::{
     disk_model::DiskModel,
     kapi::{
         irq_lock::IrqSpinLock,
+        operations::Operations,
         request::{Request, Status},
         rq_fifo::RqFifo,
-        tagset::Operations,
         time::now_ns,
         timer::{Fire, Timer},
     },

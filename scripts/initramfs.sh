@@ -27,6 +27,10 @@ cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 cp "$kdir/drivers/block/rnull_mod.ko" "$root/lib/modules/rnull/"
 
 cp -r "$top/selftests" "$root/selftests"
+# The selftests' helper programs (linked against the libc copied for fio).
+for src in "$top"/selftests/tools/*.c; do
+	clang -O2 -Wall -o "$root/usr/bin/$(basename "$src" .c)" "$src"
+done
 mkdir -p "$root/bench"
 cp -r "$top/bench/jobs" "$root/bench/jobs"
 

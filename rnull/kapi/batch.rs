@@ -9,8 +9,8 @@
 //! instead of once per request, and reads the clock once for the batch.
 //! That is the same path polled completions take (`blk_mq_add_to_batch()`).
 
+use super::operations::Operations;
 use super::request::{Request, Status};
-use super::tagset::Operations;
 use core::cell::UnsafeCell;
 use kernel::bindings;
 

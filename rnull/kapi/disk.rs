@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Disks (`struct gendisk`) on a [`TagSet`].
+//! Disks (`struct gendisk`) on a [`TagSet`], made by a [`DiskBuilder`].
 
 use super::{
+    disk_files::{DiskFiles, DiskGroup, HctxFile},
     fmt::BufWriter,
     lock_class::LockClass,
-    tagset::{Operations, TagSet},
+    operations::Operations,
+    sysfs::Attr,
+    tagset::TagSet,
     wake::QueueWaker,
 };
 use core::{ffi::c_void, fmt::Write, ptr::NonNull};
@@ -16,24 +19,6 @@ use kernel::{
     sync::Arc,
     types::ForeignOwnable,
 };
-
-/// The geometry and features of a disk.
-pub(crate) struct DiskConfig {
-    /// The `N` of `rnullbN`.
-    pub(crate) index: u32,
-    /// Size in 512-byte sectors.
-    pub(crate) capacity_sectors: u64,
-    /// Logical (and physical) block size in bytes.
-    pub(crate) block_size: u32,
-    /// Largest request in 512-byte sectors.
-    pub(crate) max_sectors: u32,
-    /// Report a rotational device.
-    pub(crate) rotational: bool,
-    /// Accept discard and write-zeroes requests.
-    pub(crate) discard: bool,
-    /// Report a volatile write cache, so flushes reach the driver.
-    pub(crate) write_cache: bool,
-}
 
 /// `block_device_operations` with the owner set, which 6.12's Rust `GenDisk`
 /// leaves NULL: with it, opening the disk pins the module, so `rmmod` of an
@@ -58,6 +43,7 @@ static FOPS: Fops = Fops(bindings::block_device_operations {
     devnode: None,
     alternative_gpt_sector: None,
     get_unique_id: None,
+    // A static needs a constant: `THIS_MODULE.as_ptr()` is not a `const fn`.
     // SAFETY: `__this_module` is this module's `struct module`.
     owner: unsafe { super::param::__this_module.get() },
     pr_ops: core::ptr::null_mut(),
@@ -67,169 +53,267 @@ static FOPS: Fops = Fops(bindings::block_device_operations {
 
 static DISK_LOCK_CLASS: LockClass = LockClass::new();
 
-/// A registered disk whose queue carries an `Arc<T::QueueData>`.
+/// The limits and features of a disk, set before it is built (upstream's
+/// `GenDiskBuilder`).
+pub(crate) struct DiskBuilder {
+    capacity_sectors: u64,
+    block_size: u32,
+    max_sectors: u32,
+    rotational: bool,
+    discard: bool,
+    write_cache: bool,
+    waker: Option<(Arc<QueueWaker>, usize)>,
+}
+
+impl Default for DiskBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DiskBuilder {
+    /// A 0-sector disk with 512-byte blocks and the block layer's defaults.
+    pub(crate) fn new() -> Self {
+        Self {
+            capacity_sectors: 0,
+            block_size: 512,
+            max_sectors: 0,
+            rotational: false,
+            discard: false,
+            write_cache: false,
+            waker: None,
+        }
+    }
+
+    /// Size in 512-byte sectors.
+    pub(crate) fn capacity_sectors(mut self, sectors: u64) -> Self {
+        self.capacity_sectors = sectors;
+        self
+    }
+
+    /// Logical and physical block size: a power of two from 512 bytes to a
+    /// page, as `blk_validate_limits` requires.
+    pub(crate) fn block_size(mut self, bytes: u32) -> Result<Self> {
+        if !bytes.is_power_of_two() || !(512..=bindings::PAGE_SIZE as u32).contains(&bytes) {
+            return Err(EINVAL);
+        }
+        self.block_size = bytes;
+        Ok(self)
+    }
+
+    /// Largest request in 512-byte sectors (0: the block layer's default).
+    pub(crate) fn max_sectors(mut self, sectors: u32) -> Self {
+        self.max_sectors = sectors;
+        self
+    }
+
+    /// Report a rotational device.
+    pub(crate) fn rotational(mut self, rotational: bool) -> Self {
+        self.rotational = rotational;
+        self
+    }
+
+    /// Accept discard and write-zeroes requests.
+    pub(crate) fn discard(mut self, discard: bool) -> Self {
+        self.discard = discard;
+        self
+    }
+
+    /// Report a volatile write cache with FUA, so flushes reach the driver.
+    pub(crate) fn write_cache(mut self, write_cache: bool) -> Self {
+        self.write_cache = write_cache;
+        self
+    }
+
+    /// Let `waker` re-run the disk's hardware queues under `index`.
+    pub(crate) fn waker(mut self, waker: Arc<QueueWaker>, index: usize) -> Self {
+        self.waker = Some((waker, index));
+        self
+    }
+
+    fn limits(&self) -> bindings::queue_limits {
+        // SAFETY: all-zero is a valid `queue_limits`: zero means "default" for
+        // every field `blk_mq_alloc_disk` validates.
+        let mut lim: bindings::queue_limits = unsafe { core::mem::zeroed() };
+        lim.logical_block_size = self.block_size;
+        lim.physical_block_size = self.block_size;
+        lim.max_hw_sectors = self.max_sectors;
+        if self.rotational {
+            lim.features |= bindings::BLK_FEAT_ROTATIONAL;
+        }
+        if self.write_cache {
+            // BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA, not exported to bindings.
+            lim.features |= 1 | 2;
+        }
+        if self.discard {
+            lim.max_hw_discard_sectors = u32::MAX >> 9;
+            lim.max_write_zeroes_sectors = u32::MAX >> 9;
+        }
+        lim
+    }
+
+    /// Allocates and registers the disk `name` on `tagset`, with
+    /// `queue_data` lent to every callback of its queue and the sysfs files
+    /// of [`DiskFiles`].
+    pub(crate) fn build<T: DiskFiles>(
+        self,
+        name: core::fmt::Arguments<'_>,
+        tagset: Arc<TagSet<T>>,
+        queue_data: T::QueueData,
+    ) -> Result<Disk<T>> {
+        let mut disk_name = [0u8; 32];
+        write!(BufWriter::new(&mut disk_name[..31]), "{name}").map_err(|_| EINVAL)?;
+        let mut lim = self.limits();
+
+        // Owns the queue data until the gendisk does (see `Disk::drop`).
+        struct QueueData<T: Operations>(*const c_void, core::marker::PhantomData<T>);
+        impl<T: Operations> Drop for QueueData<T> {
+            fn drop(&mut self) {
+                // SAFETY: the pointer came from `into_foreign` below and
+                // nothing uses it any more.
+                drop(unsafe { T::QueueData::from_foreign(self.0) });
+            }
+        }
+        let queue_data = QueueData::<T>(queue_data.into_foreign(), core::marker::PhantomData);
+        let ptr = queue_data.0;
+
+        // SAFETY: `ptr` is the queue data, live until `queue_data` drops.
+        let group =
+            DiskGroup::<T>::new(|id| T::has_file(unsafe { T::QueueData::borrow(ptr) }, id))?;
+
+        // The tag set outlives the disk (`Disk` keeps an `Arc`) and the queue
+        // data stays valid until it is released after `put_disk`.
+        // SAFETY: as above; `lim` is valid for the call.
+        let gendisk = from_err_ptr(unsafe {
+            bindings::__blk_mq_alloc_disk(
+                tagset.as_raw(),
+                &mut lim,
+                ptr.cast_mut(),
+                DISK_LOCK_CLASS.as_ptr(),
+            )
+        })?;
+        // SAFETY: `from_err_ptr` succeeded, so the pointer is not null.
+        let gendisk = unsafe { NonNull::new_unchecked(gendisk) };
+
+        // SAFETY: `gendisk` is a freshly allocated, unregistered disk; `FOPS`
+        // is static, `disk_name` NUL-terminated within 32 bytes, and the
+        // group outlives the registration (`Disk` drops it after
+        // `del_gendisk`, and a failed add removes what it created).
+        let added = to_result(unsafe {
+            let g = gendisk.as_ptr();
+            (*g).fops = &FOPS.0;
+            for (dst, src) in (*g).disk_name.iter_mut().zip(disk_name.iter()) {
+                *dst = *src as _;
+            }
+            bindings::set_capacity(g, self.capacity_sectors);
+            bindings::device_add_disk(core::ptr::null_mut(), g, group.as_groups())
+        });
+        if let Err(e) = added {
+            // SAFETY: the disk was never added; dropping our reference frees
+            // it and its queue, after which the queue data (dropped on
+            // return) is unused.
+            unsafe { bindings::put_disk(gendisk.as_ptr()) };
+            return Err(e);
+        }
+
+        // INVARIANT: the disk is added and carries the queue data, whose
+        // ownership moves to the `Disk`.
+        let mut disk = Disk {
+            hctx_files: KVec::new(),
+            gendisk,
+            queue_data: core::mem::ManuallyDrop::new(queue_data).0,
+            _group: group,
+            waker: None,
+            _tagset: tagset,
+        };
+        disk.add_hctx_files()?;
+        if let Some((waker, index)) = self.waker {
+            // SAFETY: the queue lives until `del_gendisk` in `Disk::drop`,
+            // which unregisters it first.
+            unsafe { waker.register(index, (*gendisk.as_ptr()).queue) };
+            disk.waker = Some((waker, index));
+        }
+        Ok(disk)
+    }
+}
+
+/// A registered disk whose queue carries a `T::QueueData`.
 ///
 /// # Invariants
 ///
-/// `gendisk` was added with `device_add_disk` and its queue's `queuedata` is
-/// `queue_data`, a pointer from `Arc::into_foreign`; both are released on drop.
-pub(crate) struct Disk<T: Operations> {
+/// `gendisk` was added with `device_add_disk` with `_group`'s files, and its
+/// queue's `queuedata` is `queue_data`, a pointer from `into_foreign`; both
+/// are released on drop. `hctx_files` are on the disk's hardware queue
+/// directories and read `queue_data`.
+pub(crate) struct Disk<T: DiskFiles> {
+    hctx_files: KVec<Attr<HctxFile<T>>>,
     gendisk: NonNull<bindings::gendisk>,
     queue_data: *const c_void,
+    _group: DiskGroup<T>,
     waker: Option<(Arc<QueueWaker>, usize)>,
     _tagset: Arc<TagSet<T>>,
 }
 
 // SAFETY: the block layer synchronises access to the gendisk; the queue data
 // is `Send + Sync`.
-unsafe impl<T: Operations> Send for Disk<T> {}
+unsafe impl<T: DiskFiles> Send for Disk<T> {}
 // SAFETY: as above; shared references only read the raw pointers.
-unsafe impl<T: Operations> Sync for Disk<T> {}
+unsafe impl<T: DiskFiles> Sync for Disk<T> {}
 
-impl<T: Operations> Disk<T> {
-    /// Allocates and registers `rnullb<index>` on `tagset`.
-    pub(crate) fn new(
-        tagset: Arc<TagSet<T>>,
-        queue: Arc<T::QueueData>,
-        config: &DiskConfig,
-        waker: Option<Arc<QueueWaker>>,
-    ) -> Result<Self> {
-        // SAFETY: all-zero is a valid `queue_limits`: zero means "default" for
-        // every field `blk_mq_alloc_disk` validates.
-        let mut lim: bindings::queue_limits = unsafe { core::mem::zeroed() };
-        lim.logical_block_size = config.block_size;
-        lim.physical_block_size = config.block_size;
-        lim.max_hw_sectors = config.max_sectors;
-        if config.rotational {
-            lim.features |= bindings::BLK_FEAT_ROTATIONAL;
-        }
-        if config.write_cache {
-            // BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA, not exported to bindings.
-            lim.features |= 1 | 2;
-        }
-        if config.discard {
-            lim.max_hw_discard_sectors = u32::MAX >> 9;
-            lim.max_write_zeroes_sectors = u32::MAX >> 9;
-        }
-
-        let queue_data = queue.into_foreign();
-        // Gives the queue data back if we fail before the disk owns it.
-        let release_queue_data = |ptr: *const c_void| {
-            // SAFETY: `ptr` came from `into_foreign` above and nothing uses it anymore.
-            drop(unsafe { <Arc<T::QueueData>>::from_foreign(ptr) });
-        };
-
-        // The tag set outlives the disk (we keep an `Arc`) and `queue_data`
-        // stays valid until we release it after `put_disk`.
-        // SAFETY: as above; `lim` is valid for the call.
-        let gendisk = match from_err_ptr(unsafe {
-            bindings::__blk_mq_alloc_disk(
-                tagset.as_raw(),
-                &mut lim,
-                queue_data as *mut c_void,
-                DISK_LOCK_CLASS.as_ptr(),
-            )
-        }) {
-            Ok(g) => g,
-            Err(e) => {
-                release_queue_data(queue_data);
-                return Err(e);
-            }
-        };
-
-        let mut name = [0u8; 32];
-        let mut w = BufWriter::new(&mut name[..31]);
-        let named = write!(w, "rnullb{}", config.index);
-
-        let added = named.map_err(|_| EINVAL).and_then(|()| {
-            // SAFETY: `gendisk` is a freshly allocated, unregistered disk;
-            // `FOPS` is static and `name` NUL-terminated within 32 bytes.
-            to_result(unsafe {
-                (*gendisk).fops = &FOPS.0;
-                for (dst, src) in (*gendisk).disk_name.iter_mut().zip(name.iter()) {
-                    *dst = *src as _;
-                }
-                bindings::set_capacity(gendisk, config.capacity_sectors);
-                bindings::device_add_disk(core::ptr::null_mut(), gendisk, core::ptr::null_mut())
-            })
-        });
-        if let Err(e) = added {
-            // SAFETY: the disk was never added; dropping our reference frees
-            // it and its queue, after which the queue data is unused.
-            unsafe { bindings::put_disk(gendisk) };
-            release_queue_data(queue_data);
-            return Err(e);
-        }
-
-        let index = config.index as usize;
-        if let Some(w) = &waker {
-            // SAFETY: the queue lives until `del_gendisk` in our drop, which
-            // unregisters it first.
-            unsafe { w.register(index, (*gendisk).queue) };
-        }
-        // INVARIANT: the disk is added and carries `queue_data`.
-        Ok(Self {
-            // SAFETY: `from_err_ptr` succeeded, so the pointer is not null.
-            gendisk: unsafe { NonNull::new_unchecked(gendisk) },
-            queue_data,
-            waker: waker.map(|w| (w, index)),
-            _tagset: tagset,
-        })
-    }
-
-    /// The disk's device kobject (`/sys/block/rnullbN`).
-    pub(crate) fn kobject(&self) -> super::sysfs::KobjRef<'_> {
-        // SAFETY: the disk is registered (type invariant), so `part0` and its
-        // device are live as long as `self`.
-        unsafe {
-            super::sysfs::KobjRef::from_raw(core::ptr::addr_of_mut!(
-                (*(*self.gendisk.as_ptr()).part0).bd_device.kobj
-            ))
-        }
-    }
-
-    /// The kobjects of the hardware contexts (`/sys/block/rnullbN/mq/<n>`),
-    /// passed to `f` with their index.
-    pub(crate) fn for_each_hctx_kobject(
-        &self,
-        mut f: impl FnMut(u32, super::sysfs::KobjRef<'_>) -> Result,
-    ) -> Result {
+impl<T: DiskFiles> Disk<T> {
+    /// Adds `T::HCTX_FILES` to every hardware queue directory
+    /// (`/sys/block/<disk>/mq/<n>/`).
+    fn add_hctx_files(&mut self) -> Result {
         // SAFETY: the disk is registered, so its queue and the queue's
         // hardware context table are live as long as `self`.
         let (q, nr) = unsafe {
             let q = (*self.gendisk.as_ptr()).queue;
             (q, (*q).nr_hw_queues)
         };
+        let queue_data = NonNull::new(self.queue_data.cast_mut()).ok_or(EINVAL)?;
+        self.hctx_files
+            .reserve(nr as usize * T::HCTX_FILES.len(), GFP_KERNEL)?;
         for i in 0..nr {
             // SAFETY: `hctx_table` holds the contexts 0..nr_hw_queues while registered.
             let hctx =
                 unsafe { bindings::xa_load(core::ptr::addr_of_mut!((*q).hctx_table), i as usize) }
                     .cast::<bindings::blk_mq_hw_ctx>();
-            if hctx.is_null() {
+            let Some(hctx) = NonNull::new(hctx) else {
                 continue;
-            }
+            };
             // SAFETY: `hctx` is live while the disk is registered.
             let kobj =
-                unsafe { super::sysfs::KobjRef::from_raw(core::ptr::addr_of_mut!((*hctx).kobj)) };
-            f(i, kobj)?;
+                unsafe { NonNull::new_unchecked(core::ptr::addr_of_mut!((*hctx.as_ptr()).kobj)) };
+            for (id, spec) in T::HCTX_FILES.iter().enumerate() {
+                // SAFETY: the queue data outlives the file: `drop` removes
+                // the files before releasing it.
+                let ops = unsafe { HctxFile::new(queue_data, i, id) };
+                // SAFETY: the hardware queue's kobject lives until
+                // `del_gendisk`; `drop` removes the files before that.
+                let file = unsafe { Attr::new(kobj, spec.name, spec.mode, ops) }?;
+                self.hctx_files.push(file, GFP_KERNEL)?;
+            }
         }
         Ok(())
     }
 }
 
-impl<T: Operations> Drop for Disk<T> {
+impl<T: DiskFiles> Drop for Disk<T> {
     fn drop(&mut self) {
+        // Before their kobjects and the queue data they read go away.
+        drop(core::mem::take(&mut self.hctx_files));
         // Completions of other disks must not re-run this queue any more.
         if let Some((waker, index)) = &self.waker {
             waker.unregister(*index);
         }
-        // After `del_gendisk` no request reaches the driver and `put_disk`
-        // drops our reference; the queue data is then unused and released.
+        // After `del_gendisk` no request reaches the driver and no sysfs
+        // callback runs; `put_disk` drops our reference; the queue data is
+        // then unused and released. The group's storage drops after this.
         // SAFETY: as above; the disk is added (type invariant).
         unsafe {
             bindings::del_gendisk(self.gendisk.as_ptr());
             bindings::put_disk(self.gendisk.as_ptr());
-            drop(<Arc<T::QueueData>>::from_foreign(self.queue_data));
+            drop(T::QueueData::from_foreign(self.queue_data));
         }
     }
 }

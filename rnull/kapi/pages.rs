@@ -33,11 +33,7 @@
 //! `xa_lock` is a plain spinlock taken from `queue_rq` only, never from
 //! interrupts; no other lock nests inside or around it.
 
-use super::{
-    lock_class::LockClass,
-    request::Request,
-    tagset::{Dispatch, Operations},
-};
+use super::{dispatch::Dispatch, lock_class::LockClass, operations::Operations, request::Request};
 use core::{
     ffi::c_void,
     pin::Pin,

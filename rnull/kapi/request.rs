@@ -14,7 +14,8 @@
 //! ([`Request::complete_after`], given back in
 //! [`Operations::timer_expired`]). Dropping one ends it with an I/O error.
 
-use super::tagset::Operations;
+use super::operations::ForeignBorrowed;
+use super::operations::Operations;
 use core::{
     marker::PhantomData,
     mem::ManuallyDrop,
@@ -23,7 +24,6 @@ use core::{
 };
 use kernel::{
     bindings,
-    sync::{Arc, ArcBorrow},
     types::{ForeignOwnable, Opaque},
 };
 
@@ -368,11 +368,11 @@ impl<T: Operations> Request<T> {
     }
 
     /// The data of the queue (disk) the request belongs to.
-    pub(crate) fn queue_data(&self) -> ArcBorrow<'_, T::QueueData> {
-        // A live request's queue is live, and its `queuedata` holds an
-        // `Arc<T::QueueData>` (see `Disk`) released only after the queue.
+    pub(crate) fn queue_data(&self) -> ForeignBorrowed<'_, T::QueueData> {
+        // A live request's queue is live, and its `queuedata` holds a
+        // `T::QueueData` (see `Disk`) released only after the queue.
         // SAFETY: as above.
-        unsafe { <Arc<T::QueueData>>::borrow((*(*self.rq.as_ptr()).q).queuedata) }
+        unsafe { T::QueueData::borrow((*(*self.rq.as_ptr()).q).queuedata) }
     }
 
     /// Ends the request with `status`.
@@ -406,6 +406,12 @@ impl<T: Operations> Request<T> {
     /// Completes through blk-mq's completion path (the submitting CPU's
     /// softirq, or an IPI); ownership comes back in [`Operations::complete`].
     pub(crate) fn complete(self) {
+        const {
+            assert!(
+                T::HAS_COMPLETE,
+                "Request::complete needs Operations::complete"
+            )
+        };
         let rq = self.into_raw();
         // SAFETY: we owned the started request and hand it to blk-mq, which
         // calls `complete` exactly once.
@@ -415,6 +421,12 @@ impl<T: Operations> Request<T> {
     /// Completes after `nsec` nanoseconds from the request's own hrtimer;
     /// ownership comes back in [`Operations::timer_expired`].
     pub(crate) fn complete_after(self, nsec: u64) {
+        const {
+            assert!(
+                T::HAS_TIMER_EXPIRED,
+                "Request::complete_after needs Operations::timer_expired"
+            )
+        };
         let rq = self.into_raw();
         let delay = i64::try_from(nsec).unwrap_or(i64::MAX);
         // SAFETY: the PDU's timer is initialised (type invariant of `Pdu`)
@@ -451,7 +463,9 @@ unsafe extern "C" fn timer_callback<T: Operations>(
     let rq = unsafe { Pdu::<T>::request_of(timer.cast()) };
     // SAFETY: `complete_after` gave up ownership to this timer.
     if let Some(rq) = unsafe { Request::<T>::from_raw(rq) } {
-        T::timer_expired(rq);
+        if T::HAS_TIMER_EXPIRED {
+            T::timer_expired(rq);
+        }
     }
     bindings::hrtimer_restart_HRTIMER_NORESTART
 }

@@ -4,8 +4,8 @@
 //! can be used under a spinlock in any context.
 
 use super::{
+    operations::Operations,
     request::{Pdu, Request},
-    tagset::Operations,
 };
 use core::ptr;
 use kernel::bindings;

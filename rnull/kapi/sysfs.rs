@@ -51,39 +51,59 @@ pub(crate) fn module_kobject() -> KobjRef<'static> {
     }
 }
 
-/// A directory: a kobject of our own under a parent's kobject.
+/// A directory of our own under a parent's kobject, and the files in it.
+///
+/// The directory owns its files and removes them before its kobject, so a
+/// file can never outlive the kobject it is on.
 ///
 /// # Invariants
 ///
 /// `kobj` came from `kobject_create_and_add`; we hold its only reference.
-pub(crate) struct Dir {
+/// Every element of `files` is registered on `kobj`.
+pub(crate) struct Dir<A: AttrOps> {
+    files: KVec<Attr<A>>,
     kobj: NonNull<bindings::kobject>,
 }
 
-// SAFETY: kobjects are reference counted and internally synchronised.
-unsafe impl Send for Dir {}
+// SAFETY: kobjects are reference counted and internally synchronised; the
+// files are `Send + Sync` (`Attr`).
+unsafe impl<A: AttrOps> Send for Dir<A> {}
 // SAFETY: as above.
-unsafe impl Sync for Dir {}
+unsafe impl<A: AttrOps> Sync for Dir<A> {}
 
-impl Dir {
-    /// Creates `<parent>/<name>/`.
+impl<A: AttrOps> Dir<A> {
+    /// Creates `<parent>/<name>/`, empty.
     pub(crate) fn new(parent: &KobjRef<'_>, name: &'static CStr) -> Result<Self> {
         // SAFETY: `parent` is live (type invariant) and `name` NUL-terminated.
         let kobj =
             unsafe { bindings::kobject_create_and_add(name.as_char_ptr(), parent.ptr.as_ptr()) };
-        // INVARIANT: a non-null result is a new kobject we hold a reference to.
-        NonNull::new(kobj).map(|kobj| Self { kobj }).ok_or(ENOMEM)
+        // INVARIANT: a non-null result is a new kobject we hold a reference
+        // to; there are no files yet.
+        NonNull::new(kobj)
+            .map(|kobj| Self {
+                files: KVec::new(),
+                kobj,
+            })
+            .ok_or(ENOMEM)
     }
 
-    /// The directory's kobject, for adding attributes to it.
-    pub(crate) fn kobject(&self) -> KobjRef<'_> {
-        // SAFETY: the kobject lives as long as `self`.
-        unsafe { KobjRef::from_raw(self.kobj.as_ptr()) }
+    /// Adds the file `<name>` with permissions `mode` (0444 or 0644).
+    pub(crate) fn add(&mut self, name: &'static CStr, mode: u16, ops: A) -> Result {
+        self.files.reserve(1, GFP_KERNEL)?;
+        // SAFETY: `self.kobj` is live until `drop`, which removes the file
+        // first (the files drop before the reference is put).
+        let file = unsafe { Attr::new(self.kobj, name, mode, ops) }?;
+        // INVARIANT: the file is registered on `kobj`; the push cannot fail
+        // after the reservation, and would only drop (remove) it if it did.
+        self.files.push(file, GFP_KERNEL)?;
+        Ok(())
     }
 }
 
-impl Drop for Dir {
+impl<A: AttrOps> Drop for Dir<A> {
     fn drop(&mut self) {
+        // Files go first, while their kobject is still there.
+        drop(core::mem::take(&mut self.files));
         // SAFETY: we hold a reference (type invariant); dropping it removes
         // the directory.
         unsafe { bindings::kobject_put(self.kobj.as_ptr()) };
@@ -106,16 +126,19 @@ struct Entry<A: AttrOps> {
     ops: A,
 }
 
+/// The lockdep class of every attribute rnull allocates (what C's
+/// `sysfs_attr_init` gives a dynamically allocated attribute).
 #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
-static ATTR_LOCK_CLASS: LockClass = LockClass::new();
+pub(super) static ATTR_LOCK_CLASS: LockClass = LockClass::new();
 
-/// A file in a sysfs directory, removed on drop.
+/// A file on a kobject, removed on drop. Only kapi makes them, for a
+/// kobject that it can show outlives the file ([`Dir`], the hardware queue
+/// directories of a [`super::disk::Disk`]).
 ///
 /// # Invariants
 ///
 /// `entry.raw` is registered with `sysfs_create_bin_file` on `kobj`, and its
-/// `private` points to `entry`; `kobj` outlives `self` (the owner drops
-/// attributes before their directory).
+/// `private` points to `entry`; `kobj` outlives `self`.
 pub(crate) struct Attr<A: AttrOps> {
     entry: KBox<Entry<A>>,
     kobj: NonNull<bindings::kobject>,
@@ -127,10 +150,17 @@ unsafe impl<A: AttrOps> Send for Attr<A> {}
 unsafe impl<A: AttrOps> Sync for Attr<A> {}
 
 impl<A: AttrOps> Attr<A> {
-    /// Creates `<dir>/<name>` with permissions `mode` (0444 or 0644).
+    /// Creates `<kobj>/<name>` with permissions `mode` (0444 or 0644).
     ///
-    /// The caller must drop the attribute before the kobject goes away.
-    pub(crate) fn new(dir: &KobjRef<'_>, name: &'static CStr, mode: u16, ops: A) -> Result<Self> {
+    /// # Safety
+    ///
+    /// `kobj` must be live and stay live until the returned value is dropped.
+    pub(super) unsafe fn new(
+        kobj: NonNull<bindings::kobject>,
+        name: &'static CStr,
+        mode: u16,
+        ops: A,
+    ) -> Result<Self> {
         let entry = KBox::new(
             Entry {
                 raw: Opaque::uninit(),
@@ -155,15 +185,12 @@ impl<A: AttrOps> Attr<A> {
                 (*raw).write = Some(write_callback::<A>);
             }
         }
-        // SAFETY: `dir` is live and `raw` fully initialised.
-        kernel::error::to_result(unsafe {
-            bindings::sysfs_create_bin_file(dir.ptr.as_ptr(), raw)
-        })?;
-        // INVARIANT: registered above with `private` pointing at the entry.
-        Ok(Self {
-            entry,
-            kobj: dir.ptr,
-        })
+        // SAFETY: `kobj` is live (guaranteed by the caller) and `raw` fully
+        // initialised.
+        kernel::error::to_result(unsafe { bindings::sysfs_create_bin_file(kobj.as_ptr(), raw) })?;
+        // INVARIANT: registered above with `private` pointing at the entry;
+        // the caller guarantees `kobj` outlives `self`.
+        Ok(Self { entry, kobj })
     }
 }
 
