@@ -100,10 +100,16 @@ impl Operations for RNullOps {
             // The clock is read only if the policy needs the time (a
             // refusal, or `borrow`'s expiry window).
             match host.tags.get(q, &hw.hint, now_ns) {
-                Ok(tag) => rq.data().set_host_tag(tag),
-                // blk-mq keeps the request; a freed tag re-runs the queue
-                // (see `host_budget`), blk-mq's delayed re-run backs that up.
-                Err(_) => return Err(rq.refuse(Status::RESOURCE)),
+                Ok(tag) => {
+                    rq.data().set_host_tag(tag);
+                    host.note_granted(dev.index);
+                }
+                // blk-mq keeps the request; a freed tag restarts the queue
+                // (see `host_budget`).
+                Err(_) => {
+                    host.note_refused(dev.index);
+                    return Err(rq.refuse(Status::RESOURCE));
+                }
             }
         }
         let info = rq.info();

@@ -7,9 +7,12 @@
 //! may hold. The budget is separate from, and smaller than, blk-mq's own
 //! tags, so the policy is what binds. A request the policy refuses goes back
 //! to blk-mq with `BLK_STS_RESOURCE`; the completion that frees a tag
-//! re-runs the queues that were refused (rtags hands each waiting queue out
-//! once per waiting episode), and blk-mq's own 3 ms delayed re-run for
-//! `BLK_STS_RESOURCE` backs that up, so a wake-up cannot be lost.
+//! restarts the queues that were refused (rtags hands each waiting queue out
+//! once per waiting episode). A plain re-run could miss a refused request
+//! that blk-mq had not yet put back on `hctx->dispatch`, leaving it to
+//! blk-mq's 3 ms delayed run; the restart protocol in `kapi::wake` cannot.
+//! [`Host::slow_handoffs`] counts the hand-offs that took 1 ms or more
+//! anyway, so benchmarks can show it stays at zero.
 //!
 //! The allocator and the policies are rtags' `host` module ([`HostTags`]);
 //! this module wires them into the driver: one [`QueueTags`] per device,
@@ -24,7 +27,11 @@ use crate::{
     },
     rtags::{host::HostTags, queue::QueueTags},
 };
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{prelude::*, sync::Arc};
+
+/// A hand-off slower than this is counted in [`Host::slow_handoffs`].
+pub(crate) const SLOW_HANDOFF_NS: u64 = 1_000_000;
 
 /// How often idle queues are retired and `lend` re-balances.
 pub(crate) const TICK_NS: u64 = 10_000_000;
@@ -37,6 +44,10 @@ pub(crate) struct Host {
     queues: KVec<QueueTags>,
     /// Re-runs a device's queues when a tag it waits for comes back.
     pub(crate) waker: Arc<QueueWaker>,
+    /// Per device: when it was last woken after a refusal (0: not waiting).
+    woken_at: KVec<AtomicU64>,
+    /// Hand-offs that took [`SLOW_HANDOFF_NS`] or more.
+    slow_handoffs: AtomicU64,
 }
 
 impl Host {
@@ -55,8 +66,10 @@ impl Host {
         })?;
         tags.set_borrow_expiry_ns(config.borrow_expiry_us.saturating_mul(1000));
         let mut queues = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
+        let mut woken_at = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
         for i in 0..config.nr_devices {
             queues.push(QueueTags::new(i), GFP_KERNEL)?;
+            woken_at.push(AtomicU64::new(0), GFP_KERNEL)?;
         }
         let waker = Arc::new(QueueWaker::new(queues.len())?, GFP_KERNEL)?;
         Ok(Some(Arc::new(
@@ -64,6 +77,8 @@ impl Host {
                 tags,
                 queues,
                 waker,
+                woken_at,
+                slow_handoffs: AtomicU64::new(0),
             },
             GFP_KERNEL,
         )?))
@@ -87,11 +102,51 @@ impl Host {
     /// The re-runs behind [`Host::wake`].
     #[cold]
     fn wake_waiters(&self, mask: u64) {
+        let now = now_ns();
         for (i, q) in self.queues.iter().enumerate() {
             if q.waiter_bit() & mask != 0 {
+                // Relaxed: a measurement. The first wake of an episode
+                // counts; a later refusal starts a new one.
+                let _ =
+                    self.woken_at[i].compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
                 self.waker.run(i);
             }
         }
+    }
+
+    /// Device `index` was refused a tag: a wake before this one was not a
+    /// tag it could use.
+    #[cold]
+    pub(crate) fn note_refused(&self, index: u32) {
+        if let Some(w) = self.woken_at.get(index as usize) {
+            // Relaxed: a measurement.
+            w.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Device `index` got a tag: if it had been woken, the hand-off is over.
+    #[inline]
+    pub(crate) fn note_granted(&self, index: u32) {
+        if let Some(w) = self.woken_at.get(index as usize) {
+            // Relaxed: a measurement; almost always 0.
+            if w.load(Ordering::Relaxed) != 0 {
+                self.end_handoff(w);
+            }
+        }
+    }
+
+    #[cold]
+    fn end_handoff(&self, woken_at: &AtomicU64) {
+        let t = woken_at.swap(0, Ordering::Relaxed);
+        if t != 0 && now_ns().saturating_sub(t) >= SLOW_HANDOFF_NS {
+            self.slow_handoffs.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Refused queues that got a tag 1 ms or more after they were woken for
+    /// one they could use (see the module documentation).
+    pub(crate) fn slow_handoffs(&self) -> u64 {
+        self.slow_handoffs.load(Ordering::Relaxed)
     }
 }
 

@@ -12,6 +12,7 @@
 //! | `waiting_queues` | ro | queues refused and not yet re-run |
 //! | `starved_queues` | ro | queues refused below their fair share, not yet drained |
 //! | `in_use` | ro | tags held |
+//! | `slow_handoffs` | ro | refused queues that got a tag 1 ms or more after being woken for one |
 //!
 //! Writes are root-only (mode 0644); a bad value gives `-EINVAL` and
 //! changes nothing.
@@ -38,9 +39,10 @@ enum Field {
     WaitingQueues,
     StarvedQueues,
     InUse,
+    SlowHandoffs,
 }
 
-const FIELDS: [(&CStr, Field, u16); 8] = [
+const FIELDS: [(&CStr, Field, u16); 9] = [
     (c_str!("policy"), Field::Policy, 0o644),
     (c_str!("depth"), Field::Depth, 0o644),
     (c_str!("borrow_expiry_us"), Field::BorrowExpiryUs, 0o644),
@@ -49,6 +51,7 @@ const FIELDS: [(&CStr, Field, u16); 8] = [
     (c_str!("waiting_queues"), Field::WaitingQueues, 0o444),
     (c_str!("starved_queues"), Field::StarvedQueues, 0o444),
     (c_str!("in_use"), Field::InUse, 0o444),
+    (c_str!("slow_handoffs"), Field::SlowHandoffs, 0o444),
 ];
 
 /// One file of the host directory.
@@ -88,6 +91,7 @@ impl AttrOps for HostFile {
             Field::WaitingQueues => writeln!(out, "{}", t.waiting_queues()),
             Field::StarvedQueues => writeln!(out, "{}", t.starved_queues()),
             Field::InUse => writeln!(out, "{}", t.in_use()),
+            Field::SlowHandoffs => writeln!(out, "{}", self.host.slow_handoffs()),
         };
         r.map_err(|_| EINVAL)
     }

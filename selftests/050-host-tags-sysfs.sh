@@ -52,7 +52,7 @@ for bad in "" bogus "fair borrow" FAIR; do
 done
 cat $h/policy | grep -q "\[borrow\]" || fail "policy changed by a bad write"
 
-for ro in active_queues waiting_queues starved_queues in_use; do
+for ro in active_queues waiting_queues starved_queues in_use slow_handoffs; do
 	if write_attr "$h/$ro" 1; then
 		fail "read-only $ro accepted a write"
 	fi

@@ -17,8 +17,23 @@
 //! waits for it), or the runner's load sees null. After `unregister`
 //! returns no runner can touch the queue, so the disk may be deleted.
 //! Running a queue only schedules kblockd work, which `del_gendisk` cancels.
+//!
+//! # Why a run alone can be lost, and the restart protocol
+//!
+//! A request refused with `BLK_STS_RESOURCE` sits on the dispatcher's local
+//! list until `blk_mq_dispatch_rq_list()` splices it onto `hctx->dispatch`.
+//! A run that starts before the splice finds nothing pending
+//! (`blk_mq_hw_queue_need_run()`) and returns; the dispatcher then sees
+//! `BLK_MQ_S_SCHED_RESTART` and only arms blk-mq's 3 ms delayed run. So a
+//! wake-up does what blk-mq's own `__blk_mq_sched_restart()` does for a
+//! freed driver tag: clear `SCHED_RESTART`, `smp_mb()`, then run. The
+//! barrier pairs with the `smp_mb()` between the splice and the
+//! `SCHED_RESTART` test in `blk_mq_dispatch_rq_list()` (store buffering):
+//! either the run sees the spliced request, or the dispatcher sees the bit
+//! cleared and re-runs the queue itself at once. `rtags/tests/loom_handoff.rs`
+//! checks that argument.
 
-use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use kernel::{bindings, prelude::*};
 
 struct Slot {
@@ -80,8 +95,9 @@ impl QueueWaker {
         }
     }
 
-    /// Schedules a run of every hardware queue of disk `index`, if it is
-    /// registered. Callable from any context.
+    /// Restarts every hardware queue of disk `index`, if it is registered:
+    /// a refused request there is dispatched again at once (see the module
+    /// documentation). Callable from any context.
     pub(crate) fn run(&self, index: usize) {
         let Some(slot) = self.slots.get(index) else {
             return;
@@ -91,11 +107,45 @@ impl QueueWaker {
         let queue = slot.queue.load(Ordering::SeqCst);
         if !queue.is_null() {
             // A non-null queue is live while `busy` is raised (type invariant
-            // and the unregister protocol); an async run only queues work.
-            // SAFETY: as above; callable from any context.
-            unsafe { bindings::blk_mq_run_hw_queues(queue, true) };
+            // and the unregister protocol).
+            // SAFETY: as above.
+            unsafe { restart_queue(queue) };
         }
         // Release: orders our use of the queue before unregister's wait ends.
         slot.busy.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// `__blk_mq_sched_restart()` (not exported) for every hardware queue of
+/// `q`.
+///
+/// # Safety
+///
+/// `q` must be the live request queue of a registered disk.
+unsafe fn restart_queue(q: *mut bindings::request_queue) {
+    // SAFETY: guaranteed by the caller; the context table only changes
+    // while the queue is frozen, which a registered disk's runner does not
+    // race with (`blk_mq_run_hw_queue` skips quiesced queues).
+    let (table, nr) = unsafe { (core::ptr::addr_of_mut!((*q).hctx_table), (*q).nr_hw_queues) };
+    for i in 0..nr as usize {
+        // SAFETY: `table` is the live queue's context table.
+        let hctx = unsafe { bindings::xa_load(table, i) }.cast::<bindings::blk_mq_hw_ctx>();
+        if hctx.is_null() {
+            continue;
+        }
+        // SAFETY: `hctx` is a live context; blk-mq changes `state` only with
+        // atomic bit operations, as we do.
+        let state = unsafe {
+            AtomicUsize::from_ptr(core::ptr::addr_of_mut!((*hctx).__bindgen_anon_1.state))
+        };
+        // Relaxed, as `clear_bit()`: the fence orders it.
+        state.fetch_and(!(1 << bindings::BLK_MQ_S_SCHED_RESTART), Ordering::Relaxed);
+        // `smp_mb()`: pairs with the one between the splice onto
+        // `hctx->dispatch` and the `SCHED_RESTART` test in
+        // `blk_mq_dispatch_rq_list()`.
+        fence(Ordering::SeqCst);
+        // SAFETY: `hctx` is live; an async run only queues work and may be
+        // called from any context.
+        unsafe { bindings::blk_mq_run_hw_queue(hctx, true) };
     }
 }
