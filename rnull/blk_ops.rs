@@ -126,16 +126,24 @@ impl Operations for RNullOps {
             Spindle::submit(spindle, rq, info.sw_queue);
             return Ok(started);
         }
-        match dev.config.irqmode {
-            IrqMode::None => ctx.end(rq, status),
-            IrqMode::Softirq => {
+        // With a bandwidth limit a request completes once its bytes have
+        // crossed the links, or as `irqmode` says, whichever is later.
+        let delay = dev.bandwidth_delay_ns(info.bytes);
+        match (dev.config.irqmode, delay) {
+            (IrqMode::None, None) => ctx.end(rq, status),
+            (IrqMode::Softirq, None) => {
                 rq.data().set_status(status);
                 rq.complete();
             }
-            IrqMode::Timer => {
+            (IrqMode::Timer, _) => {
                 rq.data().set_status(status);
                 // Relaxed: a tunable; any recent value will do.
-                rq.complete_after(dev.completion_nsec.load(Ordering::Relaxed));
+                let irq = dev.completion_nsec.load(Ordering::Relaxed);
+                rq.complete_after(delay.unwrap_or(0).max(irq));
+            }
+            (_, Some(delay)) => {
+                rq.data().set_status(status);
+                rq.complete_after(delay);
             }
         }
         Ok(started)

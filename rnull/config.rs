@@ -36,6 +36,10 @@ pub(crate) struct Config {
     pub(crate) rotational: bool,
     pub(crate) max_sectors: u32,
     pub(crate) host_queue_depth: u32,
+    /// Per device bandwidth limit in MiB/s (0: none).
+    pub(crate) mbps: u64,
+    /// Host bandwidth limit in MiB/s (0: none).
+    pub(crate) host_mbps: u64,
     pub(crate) tag_policy: Policy,
     pub(crate) borrow_expiry_us: u64,
     /// The rotational model, when enabled.
@@ -98,6 +102,12 @@ impl Config {
         if time_slice_us != 0 && model.is_none() {
             pr_info!("time_slice_us orders the rotational model's dispatch; without rotational_model=1 it is kept but changes nothing\n");
         }
+        let host_queue_depth = param_u32(params::HOST_QUEUE_DEPTH.get())?;
+        let host_mbps = u64::try_from(params::HOST_MBPS.get()).map_err(|_| EINVAL)?;
+        if host_mbps != 0 && host_queue_depth == 0 {
+            pr_err!("host_mbps={host_mbps} needs host_queue_depth (1..=1024): the host link belongs to the host budget\n");
+            return Err(EINVAL);
+        }
         Ok(Self {
             nr_devices: param_u32(params::NR_DEVICES.get())?,
             submit_queues,
@@ -111,7 +121,9 @@ impl Config {
             blocking: params::BLOCKING.get() != 0,
             rotational: params::ROTATIONAL.get() != 0 || model.is_some(),
             max_sectors: param_u32(params::MAX_SECTORS.get())?,
-            host_queue_depth: param_u32(params::HOST_QUEUE_DEPTH.get())?,
+            host_queue_depth,
+            mbps: u64::try_from(params::MBPS.get()).map_err(|_| EINVAL)?,
+            host_mbps,
             tag_policy: params::POLICY_NAMES
                 .get(params::TAG_POLICY.get())
                 .and_then(|n| Policy::from_name(n.as_bytes()))

@@ -8,7 +8,8 @@
 use crate::{
     config::Config,
     host_budget::Host,
-    kapi::{pages::PageStore, request::Status, timer::Timer},
+    kapi::{pages::PageStore, request::Status, time::now_ns, timer::Timer},
+    rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
 };
 use core::{
@@ -43,6 +44,8 @@ pub(crate) struct DeviceData {
     pub(crate) injected_timeouts: AtomicU64,
     /// Requests requeued by fault injection.
     pub(crate) injected_requeues: AtomicU64,
+    /// The device's bandwidth limit (`mbps`).
+    pub(crate) link: Link,
 }
 
 impl DeviceData {
@@ -62,6 +65,8 @@ impl DeviceData {
             )?),
             None => None,
         };
+        let link = Link::new();
+        link.set_mib_per_s(config.mbps).map_err(|_| EINVAL)?;
         let mut slices = KVec::with_capacity(config.submit_queues as usize, GFP_KERNEL)?;
         for _ in 0..config.submit_queues {
             slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
@@ -77,6 +82,7 @@ impl DeviceData {
                 completion_nsec: AtomicU64::new(config.completion_nsec),
                 injected_timeouts: AtomicU64::new(0),
                 injected_requeues: AtomicU64::new(0),
+                link,
             },
             GFP_KERNEL,
         )?)
@@ -93,6 +99,30 @@ impl DeviceData {
             spindle.target().set_slice_ns(ns);
         }
         Ok(())
+    }
+
+    /// How long until `bytes` have crossed the device's and the host's
+    /// bandwidth links, reserving them; `None` when neither is limited.
+    #[inline]
+    pub(crate) fn bandwidth_delay_ns(&self, bytes: u32) -> Option<u64> {
+        let host = self
+            .host
+            .as_ref()
+            .map(|h| &h.link)
+            .filter(|l| l.is_limited());
+        if !self.link.is_limited() && host.is_none() {
+            return None;
+        }
+        self.reserve_links(host, bytes)
+    }
+
+    #[cold]
+    fn reserve_links(&self, host: Option<&Link>, bytes: u32) -> Option<u64> {
+        let now = now_ns();
+        let bytes = u64::from(bytes);
+        let dev = self.link.reserve(now, bytes);
+        let host = host.and_then(|l| l.reserve(now, bytes));
+        dev.max(host).map(|done| done.saturating_sub(now))
     }
 
     /// Hardware queue `hctx`'s time slice in ns.

@@ -35,6 +35,7 @@ enum Field {
     Pages,
     InjectedTimeouts,
     InjectedRequeues,
+    Mbps,
     TagsInFlight,
     TagsLimit,
     TagsFailures,
@@ -42,8 +43,8 @@ enum Field {
     TagsWaiting,
 }
 
-/// The files of `rnull/`, in `Field` order; only `completion_nsec` is writable.
-const FILES: [FileSpec; 20] = [
+/// The files of `rnull/`, in `Field` order; `completion_nsec` and `mbps` are writable.
+const FILES: [FileSpec; 21] = [
     FileSpec {
         name: c_str!("index"),
         mode: 0o444,
@@ -105,6 +106,10 @@ const FILES: [FileSpec; 20] = [
         mode: 0o444,
     },
     FileSpec {
+        name: c_str!("mbps"),
+        mode: 0o644,
+    },
+    FileSpec {
         name: c_str!("tags_in_flight"),
         mode: 0o444,
     },
@@ -127,7 +132,7 @@ const FILES: [FileSpec; 20] = [
 ];
 
 /// `Field` by index in [`FILES`].
-const FIELDS: [Field; 20] = [
+const FIELDS: [Field; 21] = [
     Field::Index,
     Field::SubmitQueues,
     Field::HwQueueDepth,
@@ -143,6 +148,7 @@ const FIELDS: [Field; 20] = [
     Field::Pages,
     Field::InjectedTimeouts,
     Field::InjectedRequeues,
+    Field::Mbps,
     Field::TagsInFlight,
     Field::TagsLimit,
     Field::TagsFailures,
@@ -186,16 +192,24 @@ impl DiskFiles for RNullOps {
     }
 
     fn store(dev: ArcBorrow<'_, DeviceData>, id: usize, input: &[u8]) -> Result {
-        if !matches!(FIELDS.get(id), Some(Field::CompletionNsec)) {
-            return Err(EPERM);
+        match FIELDS.get(id) {
+            Some(Field::CompletionNsec) => {
+                let v = params::COMPLETION_NSEC.range().parse_u64(
+                    &format_args!("rnullb{}/rnull/completion_nsec", dev.index),
+                    input,
+                )?;
+                // Relaxed: a tunable, see `DeviceData::completion_nsec`.
+                dev.completion_nsec.store(v, Ordering::Relaxed);
+                Ok(())
+            }
+            Some(Field::Mbps) => {
+                let v = params::MBPS
+                    .range()
+                    .parse_u64(&format_args!("rnullb{}/rnull/mbps", dev.index), input)?;
+                dev.link.set_mib_per_s(v).map_err(|_| EINVAL)
+            }
+            _ => Err(EPERM),
         }
-        let v = params::COMPLETION_NSEC.range().parse_u64(
-            &format_args!("rnullb{}/rnull/completion_nsec", dev.index),
-            input,
-        )?;
-        // Relaxed: a tunable, see `DeviceData::completion_nsec`.
-        dev.completion_nsec.store(v, Ordering::Relaxed);
-        Ok(())
     }
 
     /// `time_slice_us`: Andreas Herrmann's per hardware queue time slice,
@@ -250,6 +264,7 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         Field::InjectedTimeouts => {
             writeln!(out, "{}", dev.injected_timeouts.load(Ordering::Relaxed))
         }
+        Field::Mbps => writeln!(out, "{}", dev.link.mib_per_s()),
         Field::InjectedRequeues => {
             writeln!(out, "{}", dev.injected_requeues.load(Ordering::Relaxed))
         }

@@ -25,7 +25,7 @@ use crate::{
         timer::{Fire, Timer},
         wake::QueueWaker,
     },
-    rtags::{host::HostTags, queue::QueueTags},
+    rtags::{host::HostTags, link::Link, queue::QueueTags},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{prelude::*, sync::Arc};
@@ -48,6 +48,8 @@ pub(crate) struct Host {
     woken_at: KVec<AtomicU64>,
     /// Hand-offs that took [`SLOW_HANDOFF_NS`] or more.
     slow_handoffs: AtomicU64,
+    /// The bandwidth every device shares (`host_mbps`).
+    pub(crate) link: Link,
 }
 
 impl Host {
@@ -65,6 +67,8 @@ impl Host {
             EINVAL
         })?;
         tags.set_borrow_expiry_ns(config.borrow_expiry_us.saturating_mul(1000));
+        let link = Link::new();
+        link.set_mib_per_s(config.host_mbps).map_err(|_| EINVAL)?;
         let mut queues = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
         let mut woken_at = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
         for i in 0..config.nr_devices {
@@ -79,6 +83,7 @@ impl Host {
                 waker,
                 woken_at,
                 slow_handoffs: AtomicU64::new(0),
+                link,
             },
             GFP_KERNEL,
         )?))

@@ -12,6 +12,7 @@
 //! | `waiting_queues` | ro | queues refused and not yet re-run |
 //! | `starved_queues` | ro | queues refused below their fair share, not yet drained |
 //! | `in_use` | ro | tags held |
+//! | `mbps` | rw | bandwidth shared by all devices in MiB/s, 0 = unlimited (`host_mbps`) |
 //! | `slow_handoffs` | ro | refused queues that got a tag 1 ms or more after being woken for one |
 //!
 //! Writes are root-only (mode 0644); a bad value gives `-EINVAL` and
@@ -24,6 +25,7 @@ use crate::{
         parse::parse_i64,
         sysfs::{module_kobject, AttrOps, Dir},
     },
+    params,
     rtags::policy::Policy,
 };
 use core::fmt::Write;
@@ -40,9 +42,10 @@ enum Field {
     StarvedQueues,
     InUse,
     SlowHandoffs,
+    Mbps,
 }
 
-const FIELDS: [(&CStr, Field, u16); 9] = [
+const FIELDS: [(&CStr, Field, u16); 10] = [
     (c_str!("policy"), Field::Policy, 0o644),
     (c_str!("depth"), Field::Depth, 0o644),
     (c_str!("borrow_expiry_us"), Field::BorrowExpiryUs, 0o644),
@@ -52,6 +55,7 @@ const FIELDS: [(&CStr, Field, u16); 9] = [
     (c_str!("starved_queues"), Field::StarvedQueues, 0o444),
     (c_str!("in_use"), Field::InUse, 0o444),
     (c_str!("slow_handoffs"), Field::SlowHandoffs, 0o444),
+    (c_str!("mbps"), Field::Mbps, 0o644),
 ];
 
 /// One file of the host directory.
@@ -92,6 +96,7 @@ impl AttrOps for HostFile {
             Field::StarvedQueues => writeln!(out, "{}", t.starved_queues()),
             Field::InUse => writeln!(out, "{}", t.in_use()),
             Field::SlowHandoffs => writeln!(out, "{}", self.host.slow_handoffs()),
+            Field::Mbps => writeln!(out, "{}", self.host.link.mib_per_s()),
         };
         r.map_err(|_| EINVAL)
     }
@@ -108,6 +113,10 @@ impl AttrOps for HostFile {
             }
             Field::BorrowExpiryUs => t.set_borrow_expiry_ns(parse_in(input, 0, 10_000_000)? * 1000),
             Field::IdleMs => t.set_idle_ns(parse_in(input, 1, 100_000)? * 1_000_000),
+            Field::Mbps => {
+                let v = params::HOST_MBPS.range().parse_u64(&"host/mbps", input)?;
+                self.host.link.set_mib_per_s(v).map_err(|_| EINVAL)?;
+            }
             _ => return Err(EPERM),
         }
         Ok(())

@@ -12,7 +12,10 @@
 //! range, and the README's table is generated from the module's `.modinfo`
 //! (`scripts/param-table.py`), which `module_param!` builds from these.
 
-use crate::kapi::param::{module_param, ChoiceParam, IntParam, IntRange};
+use crate::{
+    kapi::param::{module_param, ChoiceParam, IntParam, IntRange},
+    rtags::link::MAX_MIB_PER_S,
+};
 
 /// A switch.
 const BOOL: IntRange = IntRange::new(0, 1);
@@ -56,6 +59,13 @@ module_param!(TAG_POLICY: ChoiceParam = ChoiceParam::new(0, &POLICY_NAMES),
 module_param!(BORROW_EXPIRY_US: IntParam = IntParam::new(0, IntRange::new(0, 10_000_000)),
     "borrow_expiry_us", 0o444, "int",
     "`borrow`: fair share lasts this long after the last failure, in us (0: until the starved queue drains)");
+
+module_param!(MBPS: IntParam = IntParam::new(0, IntRange::new(0, MAX_MIB_PER_S as i64)),
+    "mbps", 0o444, "int",
+    "bandwidth limit of every device in MiB/s, 0 = off; a request completes once its bytes crossed it (`rnull/mbps` per device)");
+module_param!(HOST_MBPS: IntParam = IntParam::new(0, IntRange::new(0, MAX_MIB_PER_S as i64)),
+    "host_mbps", 0o444, "int",
+    "bandwidth limit shared by all devices in MiB/s, 0 = off; needs `host_queue_depth` (`host/mbps`)");
 
 /// Names of the `tag_policy` values, in `rtags::policy::Policy` spelling.
 pub(crate) const POLICY_NAMES: [&str; 4] = ["fair", "borrow", "none", "lend"];

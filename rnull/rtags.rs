@@ -12,6 +12,8 @@ pub mod bitmap;
 pub mod clock;
 #[path = "../rtags/src/host.rs"]
 pub mod host;
+#[path = "../rtags/src/link.rs"]
+pub mod link;
 #[path = "../rtags/src/policy.rs"]
 pub mod policy;
 #[path = "../rtags/src/queue.rs"]

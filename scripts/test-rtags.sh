@@ -9,7 +9,7 @@ echo "== rtags: cargo test"
 cargo test --quiet 2>&1 || status=1
 echo "== rtags: loom models"
 CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" \
-	cargo test --quiet --release --test loom --test loom_handoff 2>&1 || status=1
+	cargo test --quiet --release --test loom --test loom_handoff --test loom_link 2>&1 || status=1
 echo "== rtags: clippy"
 if cargo clippy --quiet --all-targets -- -D warnings 2>&1; then
 	echo "test result: ok. 1 passed; 0 failed (clippy)"

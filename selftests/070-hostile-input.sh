@@ -50,6 +50,8 @@ attr_table $h/depth 1 1024
 attr_table $h/borrow_expiry_us 0 10000000
 attr_table $h/idle_ms 1 100000
 attr_table /sys/block/rnullb0/rnull/completion_nsec 0 1000000000
+attr_table /sys/block/rnullb0/rnull/mbps 0 1048576
+attr_table $h/mbps 0 1048576
 attr_table /sys/block/rnullb1/mq/0/time_slice_us 0 100000
 model_time_dilation 1 64
 n0=$tried
@@ -71,6 +73,7 @@ blocking 0 1
 rotational 0 1
 max_sectors 8 65535
 host_queue_depth 0 1024
+mbps 0 1048576
 borrow_expiry_us 0 10000000
 rotational_model 0 1
 seek_min_us 0 100000

@@ -12,6 +12,7 @@
 //! * [`queue`]: per request-queue accounting.
 //! * [`policy`]: tag sharing policies (fair, borrow, none, lend).
 //! * [`host`]: the host-wide budget shared by all queues.
+//! * [`link`]: a link of limited bandwidth requests queue behind.
 //! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@
 pub mod bitmap;
 pub mod clock;
 pub mod host;
+pub mod link;
 pub mod policy;
 pub mod queue;
 pub mod slice;
