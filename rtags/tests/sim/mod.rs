@@ -60,7 +60,7 @@ pub struct Outcome {
     pub ios: Vec<u64>,
     /// Latency (queued to completed) of each completed request, by job.
     pub latency_ns: Vec<Vec<u64>>,
-    /// The drive's counters.
+    /// The drive's counters after the warm-up.
     pub stats: DiskStats,
     /// Simulated time counted.
     pub run_ns: u64,
@@ -174,8 +174,12 @@ impl Sim {
         // Requests in the drive: (job, its command, done).
         let mut serving: Vec<(usize, Command, u64)> = Vec::new();
         let mut wake_at: Option<u64> = None;
+        let mut warm: Option<DiskStats> = None;
         let mut now = 0;
         while now < self.run_ns {
+            if warm.is_none() && now >= self.warmup_ns {
+                warm = Some(disk.stats());
+            }
             for job in jobs.iter_mut() {
                 if job.arrival.is_some_and(|t| t <= now) {
                     let t = job.arrival.take().unwrap_or(now);
@@ -251,7 +255,13 @@ impl Sim {
                 None => break,
             }
         }
-        out.stats = disk.stats();
+        let (end, start) = (disk.stats(), warm.unwrap_or_default());
+        out.stats = DiskStats {
+            hits: end.hits - start.hits,
+            readahead_hits: end.readahead_hits - start.readahead_hits,
+            misses: end.misses - start.misses,
+            writes: end.writes - start.writes,
+        };
         out
     }
 }
