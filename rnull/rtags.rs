@@ -10,6 +10,8 @@
 pub mod bitmap;
 #[path = "../rtags/src/clock.rs"]
 pub mod clock;
+#[path = "../rtags/src/disk.rs"]
+pub mod disk;
 #[path = "../rtags/src/host.rs"]
 pub mod host;
 #[path = "../rtags/src/link.rs"]
@@ -18,6 +20,8 @@ pub mod link;
 pub mod policy;
 #[path = "../rtags/src/queue.rs"]
 pub mod queue;
+#[path = "../rtags/src/segcache.rs"]
+pub mod segcache;
 #[path = "../rtags/src/slice.rs"]
 pub mod slice;
 #[path = "../rtags/src/sync.rs"]

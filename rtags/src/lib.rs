@@ -14,16 +14,21 @@
 //! * [`host`]: the host-wide budget shared by all queues.
 //! * [`link`]: a link of limited bandwidth requests queue behind.
 //! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
+//! * [`disk`]: a modelled rotational disk with a segmented read cache and
+//!   a command queue (NCQ).
+//! * [`segcache`]: the segments of the disk's read cache.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod bitmap;
 pub mod clock;
+pub mod disk;
 pub mod host;
 pub mod link;
 pub mod policy;
 pub mod queue;
+pub mod segcache;
 pub mod slice;
 pub mod sync;
 
