@@ -93,6 +93,12 @@ impl Operations for RNullOps {
         rq: Pending<'_, Self>,
         _last: bool,
     ) -> Result<Started, Refused> {
+        // Throttle before starting: a started request counts against the
+        // request timeout, a refused one does not (blk-mq retries it after
+        // its 3 ms delay, as null_blk's `mbps` stops its queues).
+        if dev.bandwidth_backlogged() {
+            return Err(rq.refuse(Status::RESOURCE));
+        }
         if let Some(host) = &dev.host {
             let Some(q) = host.queue(dev.index) else {
                 return Err(rq.refuse(Status::IO_ERROR));
@@ -104,11 +110,12 @@ impl Operations for RNullOps {
                     rq.data().set_host_tag(tag);
                     host.note_granted(dev.index);
                 }
-                // blk-mq keeps the request; a freed tag restarts the queue
-                // (see `host_budget`).
+                // blk-mq keeps the request and, told DEV_RESOURCE, arms no
+                // delayed re-run: the put that frees a tag restarts the queue
+                // (see `host_budget` and `kapi::wake`).
                 Err(_) => {
                     host.note_refused(dev.index);
-                    return Err(rq.refuse(Status::RESOURCE));
+                    return Err(rq.refuse(Status::DEV_RESOURCE));
                 }
             }
         }
@@ -128,7 +135,13 @@ impl Operations for RNullOps {
         }
         // With a bandwidth limit a request completes once its bytes have
         // crossed the links, or as `irqmode` says, whichever is later.
-        let delay = dev.bandwidth_delay_ns(info.bytes);
+        // Only data crosses the link; a flush or discard waits for what is
+        // queued ahead of it but adds nothing.
+        let bytes = match info.op {
+            Op::Read | Op::Write => info.bytes,
+            _ => 0,
+        };
+        let delay = dev.bandwidth_delay_ns(bytes);
         match (dev.config.irqmode, delay) {
             (IrqMode::None, None) => ctx.end(rq, status),
             (IrqMode::Softirq, None) => {

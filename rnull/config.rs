@@ -99,6 +99,9 @@ impl Config {
         if params::MODEL_TIME_DILATION.get() != 1 && model.is_none() {
             pr_info!("model_time_dilation applies to the rotational model; without rotational_model=1 it changes nothing\n");
         }
+        if model.is_some() && (params::MBPS.get() != 0 || params::HOST_MBPS.get() != 0) {
+            pr_warn!("mbps and host_mbps do not apply to the rotational model, which has its own media rate (media_mbps)\n");
+        }
         if time_slice_us != 0 && model.is_none() {
             pr_info!("time_slice_us orders the rotational model's dispatch; without rotational_model=1 it is kept but changes nothing\n");
         }

@@ -101,28 +101,54 @@ impl DeviceData {
         Ok(())
     }
 
-    /// How long until `bytes` have crossed the device's and the host's
-    /// bandwidth links, reserving them; `None` when neither is limited.
+    /// The device's and the host's links that have a limit.
     #[inline]
-    pub(crate) fn bandwidth_delay_ns(&self, bytes: u32) -> Option<u64> {
+    fn limited_links(&self) -> (Option<&Link>, Option<&Link>) {
+        let dev = Some(&self.link).filter(|l| l.is_limited());
         let host = self
             .host
             .as_ref()
             .map(|h| &h.link)
             .filter(|l| l.is_limited());
-        if !self.link.is_limited() && host.is_none() {
-            return None;
-        }
-        self.reserve_links(host, bytes)
+        (dev, host)
     }
 
-    #[cold]
-    fn reserve_links(&self, host: Option<&Link>, bytes: u32) -> Option<u64> {
+    /// How long until `bytes` have crossed the device's and the host's
+    /// bandwidth links, reserving them; `None` when neither is limited.
+    ///
+    /// The two links are reserved at the same time, as if in parallel: a
+    /// request waits for the busier one. (In series, a device throttled by
+    /// its own link would book the host's later; the difference only shows
+    /// when both are limited and the device's is the narrower.)
+    #[inline]
+    pub(crate) fn bandwidth_delay_ns(&self, bytes: u32) -> Option<u64> {
+        let (dev, host) = self.limited_links();
+        if dev.is_none() && host.is_none() {
+            return None;
+        }
         let now = now_ns();
         let bytes = u64::from(bytes);
-        let dev = self.link.reserve(now, bytes);
+        let dev = dev.and_then(|l| l.reserve(now, bytes));
         let host = host.and_then(|l| l.reserve(now, bytes));
         dev.max(host).map(|done| done.saturating_sub(now))
+    }
+
+    /// Whether a link's backlog reaches past half the request timeout: a
+    /// request started now could time out waiting, so it is not started.
+    #[inline]
+    pub(crate) fn bandwidth_backlogged(&self) -> bool {
+        let (dev, host) = self.limited_links();
+        if dev.is_none() && host.is_none() {
+            return false;
+        }
+        let horizon = now_ns().saturating_add(self.backlog_horizon_ns());
+        let behind = |l: Option<&Link>| l.is_some_and(|l| l.busy_until() > horizon);
+        behind(dev) || behind(host)
+    }
+
+    /// Half the blk-mq request timeout, in ns.
+    fn backlog_horizon_ns(&self) -> u64 {
+        u64::from(self.config.rq_timeout_ms).saturating_mul(500_000)
     }
 
     /// Hardware queue `hctx`'s time slice in ns.

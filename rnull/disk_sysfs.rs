@@ -43,118 +43,81 @@ enum Field {
     TagsWaiting,
 }
 
-/// The files of `rnull/`, in `Field` order; `completion_nsec` and `mbps` are writable.
-const FILES: [FileSpec; 21] = [
-    FileSpec {
-        name: c_str!("index"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("submit_queues"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("hw_queue_depth"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("bs"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("gb"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("irqmode"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("completion_nsec"),
-        mode: 0o644,
-    },
-    FileSpec {
-        name: c_str!("memory_backed"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("shared_tags"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("blocking"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("rotational"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("max_sectors"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("pages"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("injected_timeouts"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("injected_requeues"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("mbps"),
-        mode: 0o644,
-    },
-    FileSpec {
-        name: c_str!("tags_in_flight"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("tags_limit"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("tags_failures"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("tags_active"),
-        mode: 0o444,
-    },
-    FileSpec {
-        name: c_str!("tags_waiting"),
-        mode: 0o444,
-    },
+/// The files of `rnull/` and what each shows; `completion_nsec` and `mbps`
+/// are writable.
+const TABLE: [(FileSpec, Field); 21] = [
+    (FileSpec::new(c_str!("index"), 0o444), Field::Index),
+    (
+        FileSpec::new(c_str!("submit_queues"), 0o444),
+        Field::SubmitQueues,
+    ),
+    (
+        FileSpec::new(c_str!("hw_queue_depth"), 0o444),
+        Field::HwQueueDepth,
+    ),
+    (FileSpec::new(c_str!("bs"), 0o444), Field::BlockSize),
+    (FileSpec::new(c_str!("gb"), 0o444), Field::SizeGb),
+    (FileSpec::new(c_str!("irqmode"), 0o444), Field::Irqmode),
+    (
+        FileSpec::new(c_str!("completion_nsec"), 0o644),
+        Field::CompletionNsec,
+    ),
+    (
+        FileSpec::new(c_str!("memory_backed"), 0o444),
+        Field::MemoryBacked,
+    ),
+    (
+        FileSpec::new(c_str!("shared_tags"), 0o444),
+        Field::SharedTags,
+    ),
+    (FileSpec::new(c_str!("blocking"), 0o444), Field::Blocking),
+    (
+        FileSpec::new(c_str!("rotational"), 0o444),
+        Field::Rotational,
+    ),
+    (
+        FileSpec::new(c_str!("max_sectors"), 0o444),
+        Field::MaxSectors,
+    ),
+    (FileSpec::new(c_str!("pages"), 0o444), Field::Pages),
+    (
+        FileSpec::new(c_str!("injected_timeouts"), 0o444),
+        Field::InjectedTimeouts,
+    ),
+    (
+        FileSpec::new(c_str!("injected_requeues"), 0o444),
+        Field::InjectedRequeues,
+    ),
+    (FileSpec::new(c_str!("mbps"), 0o644), Field::Mbps),
+    (
+        FileSpec::new(c_str!("tags_in_flight"), 0o444),
+        Field::TagsInFlight,
+    ),
+    (FileSpec::new(c_str!("tags_limit"), 0o444), Field::TagsLimit),
+    (
+        FileSpec::new(c_str!("tags_failures"), 0o444),
+        Field::TagsFailures,
+    ),
+    (
+        FileSpec::new(c_str!("tags_active"), 0o444),
+        Field::TagsActive,
+    ),
+    (
+        FileSpec::new(c_str!("tags_waiting"), 0o444),
+        Field::TagsWaiting,
+    ),
 ];
 
-/// `Field` by index in [`FILES`].
-const FIELDS: [Field; 21] = [
-    Field::Index,
-    Field::SubmitQueues,
-    Field::HwQueueDepth,
-    Field::BlockSize,
-    Field::SizeGb,
-    Field::Irqmode,
-    Field::CompletionNsec,
-    Field::MemoryBacked,
-    Field::SharedTags,
-    Field::Blocking,
-    Field::Rotational,
-    Field::MaxSectors,
-    Field::Pages,
-    Field::InjectedTimeouts,
-    Field::InjectedRequeues,
-    Field::Mbps,
-    Field::TagsInFlight,
-    Field::TagsLimit,
-    Field::TagsFailures,
-    Field::TagsActive,
-    Field::TagsWaiting,
-];
+/// The file specs of [`TABLE`], for [`DiskFiles::FILES`].
+const FILES: [FileSpec; TABLE.len()] = {
+    let mut files = [FileSpec::new(c_str!(""), 0); TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        files[i] = TABLE[i].0;
+        i += 1;
+    }
+    files
+};
 
 impl Field {
     /// The share of the host budget: present only when there is one.
@@ -171,10 +134,7 @@ impl Field {
 }
 
 /// Files of each hardware queue directory.
-const HCTX_FILES: [FileSpec; 1] = [FileSpec {
-    name: c_str!("time_slice_us"),
-    mode: 0o644,
-}];
+const HCTX_FILES: [FileSpec; 1] = [FileSpec::new(c_str!("time_slice_us"), 0o644)];
 
 impl DiskFiles for RNullOps {
     const GROUP: &'static CStr = c_str!("rnull");
@@ -182,17 +142,17 @@ impl DiskFiles for RNullOps {
     const HCTX_FILES: &'static [FileSpec] = &HCTX_FILES;
 
     fn has_file(dev: ArcBorrow<'_, DeviceData>, id: usize) -> bool {
-        FIELDS
+        TABLE
             .get(id)
-            .is_some_and(|f| !f.is_host_tag() || dev.host.is_some())
+            .is_some_and(|(_, f)| !f.is_host_tag() || dev.host.is_some())
     }
 
     fn show(dev: ArcBorrow<'_, DeviceData>, id: usize, out: &mut BufWriter<'_>) -> Result {
-        show_field(&dev, *FIELDS.get(id).ok_or(EINVAL)?, out)
+        show_field(&dev, TABLE.get(id).ok_or(EINVAL)?.1, out)
     }
 
     fn store(dev: ArcBorrow<'_, DeviceData>, id: usize, input: &[u8]) -> Result {
-        match FIELDS.get(id) {
+        match TABLE.get(id).map(|(_, f)| f) {
             Some(Field::CompletionNsec) => {
                 let v = params::COMPLETION_NSEC.range().parse_u64(
                     &format_args!("rnullb{}/rnull/completion_nsec", dev.index),

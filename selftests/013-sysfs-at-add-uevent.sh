@@ -3,14 +3,18 @@
 # rules can read them: rnull's files are an attribute group of the disk's
 # device, created by device_add_disk before the event. (The hardware queue
 # files, mq/<n>/time_slice_us, are on blk-mq's kobjects and come later.)
-# uevent-probe busy-polls the uevent socket and looks as soon as an event
-# arrives. Needs a kernel with CONFIG_NET (the debug flavour; `make
+# uevent-probe busy-polls the uevent socket on another CPU and looks as soon
+# as an event arrives. Files created after the event (the old code) are
+# caught only if the probe looks before the driver creates them, a window
+# of microseconds: the check is probabilistic against that bug, exact for
+# the contract. Needs two CPUs and a kernel with CONFIG_NET (the debug flavour; `make
 # test-debug`): without it there is no uevent socket, and no udev either.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_rnull EXIT
 
 probe=/usr/bin/uevent-probe
 requires_file "$probe"
+requires_cpus 2
 grep -q '^netlink' /proc/net/protocols 2>/dev/null ||
 	skip "kernel without CONFIG_NET: no uevent socket to listen on"
 n=8

@@ -53,6 +53,13 @@ static FOPS: Fops = Fops(bindings::block_device_operations {
 
 static DISK_LOCK_CLASS: LockClass = LockClass::new();
 
+// `blk_features_t` bits that bindgen does not export (`BLK_FEAT_*` are
+// `(__force blk_features_t)(1u << n)` in include/linux/blkdev.h).
+/// `BLK_FEAT_WRITE_CACHE`: a volatile write cache, so flushes reach the driver.
+const BLK_FEAT_WRITE_CACHE: u32 = 1 << 0;
+/// `BLK_FEAT_FUA`: forced unit access writes.
+const BLK_FEAT_FUA: u32 = 1 << 1;
+
 /// The limits and features of a disk, set before it is built (upstream's
 /// `GenDiskBuilder`).
 pub(crate) struct DiskBuilder {
@@ -142,8 +149,7 @@ impl DiskBuilder {
             lim.features |= bindings::BLK_FEAT_ROTATIONAL;
         }
         if self.write_cache {
-            // BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA, not exported to bindings.
-            lim.features |= 1 | 2;
+            lim.features |= BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA;
         }
         if self.discard {
             lim.max_hw_discard_sectors = u32::MAX >> 9;
@@ -165,16 +171,16 @@ impl DiskBuilder {
         write!(BufWriter::new(&mut disk_name[..31]), "{name}").map_err(|_| EINVAL)?;
         let mut lim = self.limits();
 
-        // Owns the queue data until the gendisk does (see `Disk::drop`).
-        struct QueueData<T: Operations>(*const c_void, core::marker::PhantomData<T>);
-        impl<T: Operations> Drop for QueueData<T> {
+        // Owns the queue data until the `Disk` does.
+        struct QueueDataGuard<T: Operations>(*const c_void, core::marker::PhantomData<T>);
+        impl<T: Operations> Drop for QueueDataGuard<T> {
             fn drop(&mut self) {
                 // SAFETY: the pointer came from `into_foreign` below and
                 // nothing uses it any more.
                 drop(unsafe { T::QueueData::from_foreign(self.0) });
             }
         }
-        let queue_data = QueueData::<T>(queue_data.into_foreign(), core::marker::PhantomData);
+        let queue_data = QueueDataGuard::<T>(queue_data.into_foreign(), core::marker::PhantomData);
         let ptr = queue_data.0;
 
         // SAFETY: `ptr` is the queue data, live until `queue_data` drops.
@@ -194,45 +200,58 @@ impl DiskBuilder {
         })?;
         // SAFETY: `from_err_ptr` succeeded, so the pointer is not null.
         let gendisk = unsafe { NonNull::new_unchecked(gendisk) };
+        let g = gendisk.as_ptr();
 
-        // SAFETY: `gendisk` is a freshly allocated, unregistered disk; `FOPS`
-        // is static, `disk_name` NUL-terminated within 32 bytes, and the
-        // group outlives the registration (`Disk` drops it after
-        // `del_gendisk`, and a failed add removes what it created).
-        let added = to_result(unsafe {
-            let g = gendisk.as_ptr();
-            (*g).fops = &FOPS.0;
-            for (dst, src) in (*g).disk_name.iter_mut().zip(disk_name.iter()) {
-                *dst = *src as _;
+        // Registered before the disk is added: adding it already scans
+        // partitions, whose reads may be refused a host tag and need the
+        // wake-up.
+        if let Some((waker, index)) = &self.waker {
+            // SAFETY: the queue lives until `put_disk`; every path below
+            // unregisters it before that (`Disk::drop`, or the failure path).
+            unsafe { waker.register(*index, (*g).queue) };
+        }
+        let unregister = |waker: &Option<(Arc<QueueWaker>, usize)>| {
+            if let Some((waker, index)) = waker {
+                waker.unregister(*index);
             }
-            bindings::set_capacity(g, self.capacity_sectors);
+        };
+
+        // SAFETY: `g` is a freshly allocated, unregistered disk that nothing
+        // else uses yet; `FOPS` is static.
+        unsafe { (*g).fops = &FOPS.0 };
+        // SAFETY: as above; `disk_name` fits and is NUL-terminated.
+        let dst = unsafe { &mut (*g).disk_name };
+        for (dst, src) in dst.iter_mut().zip(disk_name.iter()) {
+            *dst = *src as _;
+        }
+        // SAFETY: `g` is live.
+        unsafe { bindings::set_capacity(g, self.capacity_sectors) };
+        // SAFETY: `g` is ready to be added; the group outlives the
+        // registration (`Disk` drops it after `del_gendisk`, and a failed add
+        // removes what it created before returning).
+        let added = to_result(unsafe {
             bindings::device_add_disk(core::ptr::null_mut(), g, group.as_groups())
         });
         if let Err(e) = added {
+            unregister(&self.waker);
             // SAFETY: the disk was never added; dropping our reference frees
             // it and its queue, after which the queue data (dropped on
             // return) is unused.
-            unsafe { bindings::put_disk(gendisk.as_ptr()) };
+            unsafe { bindings::put_disk(g) };
             return Err(e);
         }
 
         // INVARIANT: the disk is added and carries the queue data, whose
-        // ownership moves to the `Disk`.
+        // ownership moves to the `Disk`; the waker slot, if any, is ours.
         let mut disk = Disk {
             hctx_files: KVec::new(),
             gendisk,
             queue_data: core::mem::ManuallyDrop::new(queue_data).0,
             _group: group,
-            waker: None,
+            waker: self.waker,
             _tagset: tagset,
         };
         disk.add_hctx_files()?;
-        if let Some((waker, index)) = self.waker {
-            // SAFETY: the queue lives until `del_gendisk` in `Disk::drop`,
-            // which unregisters it first.
-            unsafe { waker.register(index, (*gendisk.as_ptr()).queue) };
-            disk.waker = Some((waker, index));
-        }
         Ok(disk)
     }
 }
@@ -243,7 +262,9 @@ impl DiskBuilder {
 ///
 /// `gendisk` was added with `device_add_disk` with `_group`'s files, and its
 /// queue's `queuedata` is `queue_data`, a pointer from `into_foreign`; both
-/// are released on drop. `hctx_files` are on the disk's hardware queue
+/// are released on drop. The number of hardware queues never changes (no
+/// `blk_mq_update_nr_hw_queues`), so the hctx kobjects and the waker's walk
+/// of `hctx_table` stay valid while the disk is registered. `hctx_files` are on the disk's hardware queue
 /// directories and read `queue_data`.
 pub(crate) struct Disk<T: DiskFiles> {
     hctx_files: KVec<Attr<HctxFile<T>>>,

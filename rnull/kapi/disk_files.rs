@@ -19,11 +19,19 @@ use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, ffi::c_char, prelude::*, str::CStr, types::ForeignOwnable, types::Opaque};
 
 /// The name and permissions (0444 or 0644) of a file.
+#[derive(Clone, Copy)]
 pub(crate) struct FileSpec {
     /// File name.
     pub(crate) name: &'static CStr,
     /// Permissions.
     pub(crate) mode: u16,
+}
+
+impl FileSpec {
+    /// The file `name` with permissions `mode`.
+    pub(crate) const fn new(name: &'static CStr, mode: u16) -> Self {
+        Self { name, mode }
+    }
 }
 
 /// The sysfs files of a disk. `id` is a file's index in [`Self::FILES`] or
@@ -73,6 +81,12 @@ pub(crate) trait DiskFiles: Operations {
     }
 }
 
+/// The lockdep class of the disk groups' attributes (what C's
+/// `sysfs_attr_init` gives a dynamically allocated attribute); its own, so
+/// that a store removing another rnull file would not look recursive.
+#[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+static DISK_ATTR_LOCK_CLASS: super::lock_class::LockClass = super::lock_class::LockClass::new();
+
 /// One file of the group: a `device_attribute` and which file it is.
 #[repr(C)]
 struct Slot {
@@ -112,7 +126,7 @@ impl<T: DiskFiles> DiskGroup<T> {
             raw.attr.mode = spec.mode;
             #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
             {
-                raw.attr.key = super::sysfs::ATTR_LOCK_CLASS.as_ptr();
+                raw.attr.key = DISK_ATTR_LOCK_CLASS.as_ptr();
             }
             raw.show = Some(show_callback::<T>);
             if spec.mode & 0o222 != 0 {
@@ -172,16 +186,13 @@ unsafe impl<T: DiskFiles> Sync for DiskGroup<T> {}
 unsafe fn queue_data_of<'a, T: Operations>(
     dev: *mut bindings::device,
 ) -> ForeignBorrowed<'a, T::QueueData> {
-    // `dev_to_disk()`: a disk's device is the `bd_device` of its whole-disk
-    // `block_device`, which points back to the disk.
-    let offset = core::mem::offset_of!(bindings::block_device, bd_device);
+    // `dev_to_disk()`: the group is attached to the whole-disk device only
+    // (never to partitions), which is the `bd_device` of the disk's
+    // `block_device`, and that points back to the disk.
     // SAFETY: guaranteed by the caller; the queue and its data live while
     // the disk's sysfs files do (they are removed by `del_gendisk`).
     unsafe {
-        let bdev = dev
-            .cast::<u8>()
-            .sub(offset)
-            .cast::<bindings::block_device>();
+        let bdev = kernel::container_of!(dev, bindings::block_device, bd_device);
         T::QueueData::borrow((*(*(*bdev).bd_disk).queue).queuedata)
     }
 }

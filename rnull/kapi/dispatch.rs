@@ -8,7 +8,7 @@ use super::{
     operations::{Operations, OperationsVTable},
     request::{Pending, Request, Status},
 };
-use core::marker::PhantomData;
+use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, types::ForeignOwnable};
 
 /// What blk-mq guarantees the code of one `queue_rq` call.
@@ -117,7 +117,7 @@ impl<T: Operations> RqList<'_, T> {
         // The context whose requests were queued with `last == false` and
         // not yet committed.
         let mut uncommitted: *mut bindings::blk_mq_hw_ctx = core::ptr::null_mut();
-        while !rq.is_null() {
+        while let Some(this) = NonNull::new(rq) {
             // SAFETY: `rq` is a request of the list we own; its `mq_hctx` is
             // a live, initialised context of this queue.
             let (next, hctx) = unsafe {
@@ -137,9 +137,7 @@ impl<T: Operations> RqList<'_, T> {
                 )
             };
             // SAFETY: `rq` is a request blk-mq dispatches to us now.
-            let Some(pending) = (unsafe { Pending::<T>::new(rq) }) else {
-                break;
-            };
+            let pending = unsafe { Pending::<T>::new(this) };
             // SAFETY: blk-mq flushes the plug list inside its dispatch
             // section (type invariant); `ctx` lives for this request only.
             let ctx = unsafe { Dispatch::new(hctx, batched.then_some(&batch)) };

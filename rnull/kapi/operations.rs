@@ -14,7 +14,7 @@ use super::{
     dispatch::{Dispatch, RqList},
     request::{reclaim_from_timer, Pdu, Pending, Refused, Request, Started, Status},
 };
-use core::{ffi::c_void, marker::PhantomData, pin::Pin};
+use core::{ffi::c_void, marker::PhantomData, pin::Pin, ptr::NonNull};
 use kernel::{bindings, error::Error, init::PinInit, prelude::*, types::ForeignOwnable};
 
 /// What a [`ForeignOwnable`] lends out per call.
@@ -66,7 +66,9 @@ pub(crate) trait Operations: Sized + 'static {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// Ends a batch whose last request was refused.
+    /// Kicks the hardware for requests queued with `last == false` when
+    /// blk-mq stops dispatching before the `last` one (a refusal, or no
+    /// budget or driver tag for the next request).
     fn commit_rqs(_hw: &Self::HwData, _queue: ForeignBorrowed<'_, Self::QueueData>) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -88,8 +90,8 @@ pub(crate) trait Operations: Sized + 'static {
     }
 
     /// blk-mq's timeout fired for a request the driver had given up (an
-    /// armed hrtimer, [`Request::lose`]). Without it blk-mq re-arms the
-    /// timeout.
+    /// armed hrtimer, [`Request::lose`]). Without it kapi ends such a
+    /// request with `BLK_STS_TIMEOUT`.
     fn timed_out(_rq: Request<Self>) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -178,13 +180,15 @@ impl<T: Operations> OperationsVTable<T> {
             (
                 Self::hw_data(hctx),
                 Self::queue_data(hctx),
-                Pending::<T>::new((*bd).rq),
+                NonNull::new((*bd).rq),
                 (*bd).last,
             )
         };
         let Some(rq) = rq else {
             return Status::IO_ERROR.raw();
         };
+        // SAFETY: `rq` is the request blk-mq dispatches in this call.
+        let rq = unsafe { Pending::<T>::new(rq) };
         // SAFETY: blk-mq runs `queue_rq` inside its dispatch section
         // (`blk_mq_run_dispatch_ops`) and `ctx` lives on this frame only.
         let ctx = unsafe { Dispatch::new(hctx, None) };

@@ -38,8 +38,12 @@ impl Status {
     pub(crate) const NOT_SUPPORTED: Status = Status(1);
     /// The request timed out (`BLK_STS_TIMEOUT`).
     pub(crate) const TIMEOUT: Status = Status(2);
-    /// Out of a resource; blk-mq retries later (`BLK_STS_RESOURCE`).
+    /// Out of a resource; blk-mq retries later (`BLK_STS_RESOURCE`): it
+    /// arms a delayed re-run (3 ms) if nothing else restarts the queue.
     pub(crate) const RESOURCE: Status = Status(9);
+    /// Out of a resource the driver restarts the queue for when it comes
+    /// back (`BLK_STS_DEV_RESOURCE`): blk-mq arms no delayed re-run.
+    pub(crate) const DEV_RESOURCE: Status = Status(13);
     /// Generic I/O error (`BLK_STS_IOERR`).
     pub(crate) const IO_ERROR: Status = Status(10);
 
@@ -260,12 +264,12 @@ impl<'a, T: Operations> Pending<'a, T> {
     /// # Safety
     ///
     /// `rq` must be the request of the current `queue_rq` call, valid for `'a`.
-    pub(crate) unsafe fn new(rq: *mut bindings::request) -> Option<Self> {
+    pub(crate) unsafe fn new(rq: NonNull<bindings::request>) -> Self {
         // INVARIANT: the caller guarantees validity for `'a`.
-        NonNull::new(rq).map(|rq| Self {
+        Self {
             rq,
             _p: PhantomData,
-        })
+        }
     }
 
     /// The request's fields.
@@ -406,12 +410,10 @@ impl<T: Operations> Request<T> {
     /// Completes through blk-mq's completion path (the submitting CPU's
     /// softirq, or an IPI); ownership comes back in [`Operations::complete`].
     pub(crate) fn complete(self) {
-        const {
-            assert!(
-                T::HAS_COMPLETE,
-                "Request::complete needs Operations::complete"
-            )
-        };
+        kernel::build_assert!(
+            T::HAS_COMPLETE,
+            "Request::complete needs Operations::complete"
+        );
         let rq = self.into_raw();
         // SAFETY: we owned the started request and hand it to blk-mq, which
         // calls `complete` exactly once.
@@ -421,12 +423,10 @@ impl<T: Operations> Request<T> {
     /// Completes after `nsec` nanoseconds from the request's own hrtimer;
     /// ownership comes back in [`Operations::timer_expired`].
     pub(crate) fn complete_after(self, nsec: u64) {
-        const {
-            assert!(
-                T::HAS_TIMER_EXPIRED,
-                "Request::complete_after needs Operations::timer_expired"
-            )
-        };
+        kernel::build_assert!(
+            T::HAS_TIMER_EXPIRED,
+            "Request::complete_after needs Operations::timer_expired"
+        );
         let rq = self.into_raw();
         let delay = i64::try_from(nsec).unwrap_or(i64::MAX);
         // SAFETY: the PDU's timer is initialised (type invariant of `Pdu`)
@@ -463,9 +463,9 @@ unsafe extern "C" fn timer_callback<T: Operations>(
     let rq = unsafe { Pdu::<T>::request_of(timer.cast()) };
     // SAFETY: `complete_after` gave up ownership to this timer.
     if let Some(rq) = unsafe { Request::<T>::from_raw(rq) } {
-        if T::HAS_TIMER_EXPIRED {
-            T::timer_expired(rq);
-        }
+        // Only `complete_after` arms the timer, and it asserts this.
+        kernel::build_assert!(T::HAS_TIMER_EXPIRED);
+        T::timer_expired(rq);
     }
     bindings::hrtimer_restart_HRTIMER_NORESTART
 }

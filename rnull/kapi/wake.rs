@@ -31,7 +31,16 @@
 //! `SCHED_RESTART` test in `blk_mq_dispatch_rq_list()` (store buffering):
 //! either the run sees the spliced request, or the dispatcher sees the bit
 //! cleared and re-runs the queue itself at once. `rtags/tests/loom_handoff.rs`
-//! checks that argument.
+//! checks that argument. The refusal is `BLK_STS_DEV_RESOURCE`, so the
+//! dispatcher never arms the 3 ms delayed run either (with
+//! `BLK_STS_RESOURCE` its `mod_delayed_work` could push back a run this
+//! wake had just queued).
+//!
+//! Drivers upstream would call an exported `__blk_mq_sched_restart()` (or
+//! use `.get_budget`/`.put_budget`); 6.12 exports neither for this use, so
+//! kapi writes `SCHED_RESTART` itself. It restarts every hardware queue of
+//! the woken disk: the waker does not know which one was refused, and the
+//! walk happens only when a queue waited.
 
 use core::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use kernel::{bindings, prelude::*};
@@ -123,9 +132,11 @@ impl QueueWaker {
 ///
 /// `q` must be the live request queue of a registered disk.
 unsafe fn restart_queue(q: *mut bindings::request_queue) {
-    // SAFETY: guaranteed by the caller; the context table only changes
-    // while the queue is frozen, which a registered disk's runner does not
-    // race with (`blk_mq_run_hw_queue` skips quiesced queues).
+    // SAFETY: guaranteed by the caller. The table and its contexts stay
+    // valid: rnull never changes the number of hardware queues (an invariant
+    // of `Disk`), blk-mq frees contexts only when the queue is released
+    // (which waits for `unregister`), and `xa_load` is safe under RCU or
+    // without concurrent stores.
     let (table, nr) = unsafe { (core::ptr::addr_of_mut!((*q).hctx_table), (*q).nr_hw_queues) };
     for i in 0..nr as usize {
         // SAFETY: `table` is the live queue's context table.
@@ -133,8 +144,11 @@ unsafe fn restart_queue(q: *mut bindings::request_queue) {
         if hctx.is_null() {
             continue;
         }
-        // SAFETY: `hctx` is a live context; blk-mq changes `state` only with
-        // atomic bit operations, as we do.
+        // SAFETY: `hctx` is a live context. blk-mq changes `state` only with
+        // atomic bitops (and reads it with `test_bit`); an atomic RMW on the
+        // same word from Rust is the same operation under the kernel's
+        // memory model (`clear_bit` is a `lock and` on x86, an LSE/LL-SC RMW
+        // on arm64).
         let state = unsafe {
             AtomicUsize::from_ptr(core::ptr::addr_of_mut!((*hctx).__bindgen_anon_1.state))
         };

@@ -13,7 +13,7 @@
 //! finishes the bytes reserved so far. A reservation at `now` starts at
 //! `max(now, busy_until)` and moves `busy_until` past its own transfer, in
 //! one compare-and-swap, so concurrent reservations serialise without a
-//! lock and the link is never double-booked (`tests/loom.rs`). An idle link
+//! lock and the link is never double-booked (`tests/loom_link.rs`). An idle link
 //! starts the next request at once: idle time is not banked.
 //!
 //! The rate is read on every reservation (Relaxed: a tunable; any recent
@@ -57,14 +57,27 @@ impl Link {
     }
 
     /// Sets the rate in MiB/s, 0 for unlimited; refuses more than
-    /// [`MAX_MIB_PER_S`] and changes nothing then.
+    /// [`MAX_MIB_PER_S`] and changes nothing then. Turning the limit on or
+    /// off forgets the backlog: reservations made before are not waited for
+    /// by requests made after (an old backlog would otherwise delay them).
     pub fn set_mib_per_s(&self, rate: u64) -> Result<(), RateError> {
         if rate > MAX_MIB_PER_S {
             return Err(RateError);
         }
         // Relaxed: a tunable (module docs).
-        self.mib_per_s.store(rate, Ordering::Relaxed);
+        let old = self.mib_per_s.swap(rate, Ordering::Relaxed);
+        if (old == 0) != (rate == 0) {
+            // Relaxed: a reservation racing with this may keep its own
+            // finish time; the next one starts from whichever value wins.
+            self.busy_until.store(0, Ordering::Relaxed);
+        }
         Ok(())
+    }
+
+    /// When the bytes reserved so far will have crossed the link.
+    pub fn busy_until(&self) -> u64 {
+        // Relaxed: an estimate for throttling; `reserve` decides.
+        self.busy_until.load(Ordering::Relaxed)
     }
 
     /// Whether a rate is set (one Relaxed load: the per-request check).
@@ -152,6 +165,20 @@ mod tests {
         // An idle gap is not banked.
         let d = l.reserve(10_000_000, 512).unwrap();
         assert_eq!(d, 10_000_000 + 3_814);
+    }
+
+    #[test]
+    fn turning_the_limit_off_and_on_forgets_the_backlog() {
+        let l = Link::new();
+        l.set_mib_per_s(1).unwrap();
+        l.reserve(0, 64 * MIB).unwrap();
+        l.set_mib_per_s(0).unwrap();
+        l.set_mib_per_s(100).unwrap();
+        // 1 MiB at 100 MiB/s from now, not behind 64 s of old backlog.
+        assert_eq!(l.reserve(5, MIB), Some(5 + 10_000_000));
+        // Changing a set rate keeps the backlog.
+        l.set_mib_per_s(50).unwrap();
+        assert_eq!(l.reserve(5, MIB), Some(5 + 10_000_000 + 20_000_000));
     }
 
     #[test]
