@@ -96,7 +96,8 @@ impl Operations for RNullOps {
         // Throttle before starting: a started request counts against the
         // request timeout, a refused one does not (blk-mq retries it after
         // its 3 ms delay, as null_blk's `mbps` stops its queues).
-        if dev.bandwidth_backlogged() {
+        let bandwidth = dev.bandwidth();
+        if bandwidth.as_ref().is_some_and(|b| b.backlogged()) {
             return Err(rq.refuse(Status::RESOURCE));
         }
         if let Some(host) = &dev.host {
@@ -141,7 +142,7 @@ impl Operations for RNullOps {
             Op::Read | Op::Write => info.bytes,
             _ => 0,
         };
-        let delay = dev.bandwidth_delay_ns(bytes);
+        let delay = bandwidth.map(|b| b.reserve(bytes));
         match (dev.config.irqmode, delay) {
             (IrqMode::None, None) => ctx.end(rq, status),
             (IrqMode::Softirq, None) => {

@@ -101,60 +101,64 @@ impl DeviceData {
         Ok(())
     }
 
-    /// The device's and the host's links that have a limit.
+    /// The device's and the host's bandwidth links, if either has a limit
+    /// (one load per link when neither has: the per-request check).
     #[inline]
-    fn limited_links(&self) -> (Option<&Link>, Option<&Link>) {
+    pub(crate) fn bandwidth(&self) -> Option<Bandwidth<'_>> {
         let dev = Some(&self.link).filter(|l| l.is_limited());
         let host = self
             .host
             .as_ref()
             .map(|h| &h.link)
             .filter(|l| l.is_limited());
-        (dev, host)
-    }
-
-    /// How long until `bytes` have crossed the device's and the host's
-    /// bandwidth links, reserving them; `None` when neither is limited.
-    ///
-    /// The two links are reserved at the same time, as if in parallel: a
-    /// request waits for the busier one. (In series, a device throttled by
-    /// its own link would book the host's later; the difference only shows
-    /// when both are limited and the device's is the narrower.)
-    #[inline]
-    pub(crate) fn bandwidth_delay_ns(&self, bytes: u32) -> Option<u64> {
-        let (dev, host) = self.limited_links();
         if dev.is_none() && host.is_none() {
             return None;
         }
-        let now = now_ns();
-        let bytes = u64::from(bytes);
-        let dev = dev.and_then(|l| l.reserve(now, bytes));
-        let host = host.and_then(|l| l.reserve(now, bytes));
-        dev.max(host).map(|done| done.saturating_sub(now))
-    }
-
-    /// Whether a link's backlog reaches past half the request timeout: a
-    /// request started now could time out waiting, so it is not started.
-    #[inline]
-    pub(crate) fn bandwidth_backlogged(&self) -> bool {
-        let (dev, host) = self.limited_links();
-        if dev.is_none() && host.is_none() {
-            return false;
-        }
-        let horizon = now_ns().saturating_add(self.backlog_horizon_ns());
-        let behind = |l: Option<&Link>| l.is_some_and(|l| l.busy_until() > horizon);
-        behind(dev) || behind(host)
-    }
-
-    /// Half the blk-mq request timeout, in ns.
-    fn backlog_horizon_ns(&self) -> u64 {
-        u64::from(self.config.rq_timeout_ms).saturating_mul(500_000)
+        Some(Bandwidth {
+            dev,
+            host,
+            now: now_ns(),
+            // Half the blk-mq request timeout.
+            horizon_ns: u64::from(self.config.rq_timeout_ms).saturating_mul(500_000),
+        })
     }
 
     /// Hardware queue `hctx`'s time slice in ns.
     pub(crate) fn time_slice_ns(&self, hctx: usize) -> Option<u64> {
         // Relaxed: see `set_time_slice_ns`.
         self.slices.get(hctx).map(|s| s.load(Ordering::Relaxed))
+    }
+}
+
+/// The limited bandwidth links of one request, read at one time.
+pub(crate) struct Bandwidth<'a> {
+    dev: Option<&'a Link>,
+    host: Option<&'a Link>,
+    now: u64,
+    horizon_ns: u64,
+}
+
+impl Bandwidth<'_> {
+    /// Whether a link's backlog reaches past half the request timeout: a
+    /// request started now could time out waiting, so it is not started.
+    pub(crate) fn backlogged(&self) -> bool {
+        let horizon = self.now.saturating_add(self.horizon_ns);
+        let behind = |l: Option<&Link>| l.is_some_and(|l| l.busy_until() > horizon);
+        behind(self.dev) || behind(self.host)
+    }
+
+    /// How long until `bytes` have crossed the links, reserving them.
+    ///
+    /// The two links are reserved at the same time, as if in parallel: a
+    /// request waits for the busier one. (In series, a device throttled by
+    /// its own link would book the host's later; the difference only shows
+    /// when both are limited and the device's is the narrower.)
+    pub(crate) fn reserve(&self, bytes: u32) -> u64 {
+        let bytes = u64::from(bytes);
+        let dev = self.dev.and_then(|l| l.reserve(self.now, bytes));
+        let host = self.host.and_then(|l| l.reserve(self.now, bytes));
+        dev.max(host)
+            .map_or(0, |done| done.saturating_sub(self.now))
     }
 }
 
