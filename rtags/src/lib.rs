@@ -10,9 +10,10 @@
 //! * [`clock`]: the [`Clock`] trait: time sources read only when needed.
 //! * [`bitmap`]: sbitmap-like lock-free tag allocator.
 //! * [`queue`]: per request-queue accounting.
-//! * [`policy`]: tag sharing policies (fair, borrow, none, lend).
+//! * [`policy`]: tag sharing policies (fair, borrow, none, lend, window).
 //! * [`host`]: the host-wide budget shared by all queues.
 //! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
+//! * [`window`]: the `window` policy's layout and hand-off.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -24,5 +25,6 @@ pub mod policy;
 pub mod queue;
 pub mod slice;
 pub mod sync;
+pub mod window;
 
 pub use clock::Clock;
