@@ -135,7 +135,7 @@
 //!
 use super::bitmap::TagBitmap;
 use super::queue::{QueueTags, NO_WINDOW};
-use super::sync::{AtomicU32, Ordering};
+use super::sync::{AtomicU32, AtomicU64, Ordering};
 use core::ops::Range;
 
 /// Most windows a layout has: with more active queues than this, no queue
@@ -228,10 +228,6 @@ pub(super) enum HandOff {
     Only(u64),
 }
 
-/// [`Windows::slot_of_bit`] of a waiter bit shared by several queues with
-/// windows (indexes equal modulo 64).
-const SHARED_BIT: u32 = u32::MAX - 1;
-
 /// The window state of a host: the shared percentage (a setting), and the
 /// layout's windows count and slots (written by the tick).
 pub(super) struct Windows {
@@ -239,9 +235,10 @@ pub(super) struct Windows {
     shared_pct: AtomicU32,
     /// `P`, the number of windows (see [`Layout`]).
     count: AtomicU32,
-    /// For each waiter bit (`index % 64`), the window of the queue with
-    /// that bit: [`NO_WINDOW`], or [`SHARED_BIT`] when several have one.
-    slot_of_bit: [AtomicU32; 64],
+    /// For each waiter bit (`index % 64`), the windows of the queues with
+    /// that bit (bit `k`: window `k`; several when indexes are equal modulo
+    /// 64).
+    windows_of_bit: [AtomicU64; 64],
 }
 
 impl Windows {
@@ -250,7 +247,7 @@ impl Windows {
         Windows {
             shared_pct: AtomicU32::new(DEFAULT_SHARED_PCT),
             count: AtomicU32::new(0),
-            slot_of_bit: core::array::from_fn(|_| AtomicU32::new(NO_WINDOW)),
+            windows_of_bit: core::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -312,8 +309,8 @@ impl Windows {
 
     /// Which of the waiters in `waiters` may allocate now, in the layout
     /// over `depth` tags (see "Hand-off"): all if the shared part has a
-    /// free tag, else those whose window has one (and those on a bit shared
-    /// by several windows, which cannot be told apart).
+    /// free tag, else those whose window has one (for a bit shared by
+    /// several queues: one of their windows).
     pub(super) fn hand_off(&self, bitmap: &TagBitmap, depth: u32, waiters: u64) -> HandOff {
         let layout = self.layout(depth);
         let shared = layout.shared();
@@ -326,26 +323,31 @@ impl Windows {
             let bit = rest.trailing_zeros();
             rest &= rest - 1;
             // Relaxed: see "Orderings". In range: bit < 64.
-            let slot = self
-                .slot_of_bit
+            let mut windows = self
+                .windows_of_bit
                 .get(bit as usize)
-                .map_or(NO_WINDOW, |s| s.load(Ordering::Relaxed));
-            let usable = slot == SHARED_BIT
-                || layout
-                    .window(slot)
-                    .is_some_and(|w| bitmap.has_free_in_range(w.start, w.end));
-            if usable {
-                wake |= 1u64 << bit;
+                .map_or(0, |w| w.load(Ordering::Relaxed));
+            while windows != 0 {
+                let slot = windows.trailing_zeros();
+                windows &= windows - 1;
+                if let Some(w) = layout.window(slot) {
+                    if bitmap.has_free_in_range(w.start, w.end) {
+                        wake |= 1u64 << bit;
+                        break;
+                    }
+                }
             }
         }
         HandOff::Only(wake)
     }
 
     /// Lays the windows out for the active queues among `queues` (all the
-    /// host's): the tick's part of the policy, serialised by its caller.
-    /// Returns whether anything a `get` or a `put` reads changed: the
-    /// caller must then hand every waiter back ("Why no wake-up is lost").
-    pub(super) fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q]) -> bool {
+    /// host's) over `depth` tags: the tick's part of the policy, serialised
+    /// by its caller. Returns whether the windows moved (anything a `get`
+    /// or a `put` reads changed): the caller must then hand every waiter
+    /// back ("Why no wake-up is lost").
+    pub(super) fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], depth: u32) -> bool {
+        let before = self.layout(depth);
         let active = queues.iter().filter(|q| q.as_ref().is_active()).count();
         let count = match u32::try_from(active) {
             Ok(n) if n <= MAX_WINDOWS => n,
@@ -355,7 +357,7 @@ impl Windows {
         // Relaxed (all): the tick is the only writer of the count and the
         // slots, and is serialised; readers see them as described in
         // "Orderings".
-        let mut changed = self.count.load(Ordering::Relaxed) != count;
+        let mut changed = false;
         // Keep the slots that are still valid (each once), free the others.
         let mut used = 0u64;
         for q in queues.iter().map(AsRef::as_ref) {
@@ -380,26 +382,27 @@ impl Windows {
                 }
             }
         }
-        // Which window each waiter bit stands for.
-        let mut by_bit = [NO_WINDOW; 64];
+        // Which windows each waiter bit stands for.
+        let mut by_bit = [0u64; 64];
         for q in queues.iter().map(AsRef::as_ref) {
             let slot = q.window_slot.load(Ordering::Relaxed);
-            if slot != NO_WINDOW {
-                if let Some(b) = by_bit.get_mut((q.index() % 64) as usize) {
-                    *b = if *b == NO_WINDOW { slot } else { SHARED_BIT };
+            if let Some(b) = by_bit.get_mut((q.index() % 64) as usize) {
+                if slot < count {
+                    *b |= 1u64 << slot;
                 }
             }
         }
-        for (stored, slot) in self.slot_of_bit.iter().zip(by_bit) {
-            if stored.load(Ordering::Relaxed) != slot {
-                stored.store(slot, Ordering::Relaxed);
+        for (stored, windows) in self.windows_of_bit.iter().zip(by_bit) {
+            if stored.load(Ordering::Relaxed) != windows {
+                stored.store(windows, Ordering::Relaxed);
                 changed = true;
             }
         }
-        if changed {
-            self.count.store(count, Ordering::Relaxed);
-        }
-        changed
+        self.count.store(count, Ordering::Relaxed);
+        let after = self.layout(depth);
+        // Without windows before and after (too few tags), nobody reads the
+        // slots: nothing moved.
+        after != before || (changed && after.windows != 0)
     }
 }
 
@@ -491,12 +494,12 @@ mod tests {
         qs.iter().map(QueueTags::window_slot).collect()
     }
 
-    /// The (waiter bit, window) pairs the hand-off sees.
-    fn bits(w: &Windows) -> Vec<(u32, u32)> {
+    /// The (waiter bit, windows) pairs the hand-off sees.
+    fn bits(w: &Windows) -> Vec<(u32, u64)> {
         (0..64)
-            .zip(&w.slot_of_bit)
+            .zip(&w.windows_of_bit)
             .map(|(b, s)| (b, s.load(Ordering::Relaxed)))
-            .filter(|&(_, s)| s != NO_WINDOW)
+            .filter(|&(_, s)| s != 0)
             .collect()
     }
 
@@ -504,34 +507,51 @@ mod tests {
     fn tick_assigns_windows_to_active_queues() {
         let w = Windows::new();
         let qs: Vec<QueueTags> = (0..4).map(|i| QueueTags::new(i + 64)).collect();
-        assert!(!w.tick(&qs), "nothing active, nothing to do");
+        assert!(!w.tick(&qs, 64), "nothing active, nothing to do");
         activate(&qs, &[1, 3]);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 64));
         assert_eq!(slots(&qs), [None, Some(0), None, Some(1)]);
         assert_eq!(w.layout(64).windows, 2);
-        assert_eq!(bits(&w), [(1, 0), (3, 1)], "by waiter bit (index % 64)");
-        assert!(!w.tick(&qs), "stable");
+        assert_eq!(
+            bits(&w),
+            [(1, 0b1), (3, 0b10)],
+            "by waiter bit (index % 64)"
+        );
+        assert!(!w.tick(&qs, 64), "stable");
         // A third queue: the others keep their windows, which shrink.
         activate(&qs, &[0, 1, 3]);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 64));
         assert_eq!(slots(&qs), [Some(2), Some(0), None, Some(1)]);
         // Queue 1 leaves: queue 0's slot is out of range and moves.
         activate(&qs, &[0, 3]);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 64));
         assert_eq!(slots(&qs), [Some(0), None, None, Some(1)]);
-        assert_eq!(bits(&w), [(0, 0), (3, 1)]);
+        assert_eq!(bits(&w), [(0, 0b1), (3, 0b10)]);
         // Nobody: no windows.
         activate(&qs, &[]);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 64));
         assert_eq!(slots(&qs), [None; 4]);
         assert_eq!(w.layout(64).windows, 0);
         // Reset drops the windows until the next tick.
         activate(&qs, &[2]);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 64));
         w.reset();
         assert_eq!(w.layout(64).windows, 0);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 64));
         assert_eq!(w.layout(64).windows, 1);
+    }
+
+    #[test]
+    fn without_room_for_windows_nothing_moves() {
+        let w = Windows::new();
+        let qs: Vec<QueueTags> = (0..2).map(QueueTags::new).collect();
+        activate(&qs, &[0, 1]);
+        // One tag: no window can be formed for two queues.
+        assert!(!w.tick(&qs, 1));
+        assert_eq!(w.layout(1).windows, 0);
+        activate(&qs, &[0]);
+        assert!(w.tick(&qs, 1), "one window of one tag");
+        assert_eq!(w.layout(1).window(0), Some(0..1));
     }
 
     #[test]
@@ -540,13 +560,13 @@ mod tests {
         let qs: Vec<QueueTags> = (0..MAX_WINDOWS + 1).map(QueueTags::new).collect();
         let all: Vec<usize> = (0..qs.len()).collect();
         activate(&qs, &all[..MAX_WINDOWS as usize]);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 1024));
         assert_eq!(w.layout(1024).windows, MAX_WINDOWS);
         let mut seen: Vec<u32> = slots(&qs).into_iter().flatten().collect();
         seen.sort_unstable();
         assert_eq!(seen, (0..MAX_WINDOWS).collect::<Vec<_>>());
         activate(&qs, &all);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 1024));
         assert_eq!(w.layout(1024).windows, 0);
         assert!(slots(&qs).iter().all(Option::is_none));
     }
@@ -557,7 +577,7 @@ mod tests {
         w.set_shared_pct(25);
         let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
         activate(&qs, &[0, 1, 2]);
-        assert!(w.tick(&qs));
+        assert!(w.tick(&qs, 64));
         // 64 tags: windows of 16, shared part 48..64. Everything held.
         let map = TagBitmap::new(64).unwrap();
         let hint = AtomicU32::new(0);
@@ -574,10 +594,15 @@ mod tests {
         // Queues 1 and 65 share bit 1: both windows count for it.
         let qs: Vec<QueueTags> = [0, 1, 65].into_iter().map(QueueTags::new).collect();
         activate(&qs, &[0, 1, 2]);
-        assert!(w.tick(&qs));
-        assert_eq!(bits(&w), [(0, 0), (1, SHARED_BIT)]);
+        assert!(w.tick(&qs, 64));
+        assert_eq!(bits(&w), [(0, 0b1), (1, 0b110)]);
         assert!(map.get_in_range(48, 64, &hint).is_some());
+        // Tag 20 (window 1) is free.
         assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10));
+        assert_eq!(map.get_in_range(16, 32, &hint), Some(20));
+        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0));
+        assert!(map.put(40));
+        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10), "window 2");
     }
 
     #[test]
