@@ -1112,7 +1112,9 @@ impl HostTags {
                 0
             }
             // The windows moved: hand every waiter back.
-            Policy::Window if self.windows.tick(queues, self.depth()) => self.take_waiters(),
+            Policy::Window if self.windows.tick(queues, self.depth(), self.waiter_mask()) => {
+                self.take_waiters()
+            }
             _ => 0,
         }
     }

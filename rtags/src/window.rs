@@ -31,7 +31,10 @@
 //! # Who lays the windows out: the tick, only
 //!
 //! `P` is the number of active queues (all of them get a window, or, beyond
-//! [`MAX_WINDOWS`], none does). A window is a *slot* `k < P`, kept by its
+//! [`MAX_WINDOWS`], none does), counting a waiting queue as active: a `get`
+//! racing with the tick that deactivates its queue may leave it inactive
+//! and refused, and without a window it might have nothing any put could
+//! hand it. A window is a *slot* `k < P`, kept by its
 //! queue across ticks while `k < P`; a queue that became active gets the
 //! lowest free slot, and the slot of a queue that became inactive is freed.
 //! All of that is done by [`HostTags::tick`](super::host::HostTags::tick),
@@ -341,14 +344,21 @@ impl Windows {
         HandOff::Only(wake)
     }
 
-    /// Lays the windows out for the active queues among `queues` (all the
-    /// host's) over `depth` tags: the tick's part of the policy, serialised
-    /// by its caller. Returns whether the windows moved (anything a `get`
-    /// or a `put` reads changed): the caller must then hand every waiter
-    /// back ("Why no wake-up is lost").
-    pub(super) fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], depth: u32) -> bool {
+    /// Lays the windows out over `depth` tags for the queues among `queues`
+    /// (all the host's) that are active or waiting (their bit is in
+    /// `waiting`): the tick's part of the policy, serialised by its caller.
+    /// Returns whether the windows moved (anything a `get` or a `put` reads
+    /// changed): the caller must then hand every waiter back ("Why no
+    /// wake-up is lost").
+    ///
+    /// A waiting queue gets a window even if it is not active: a `get`
+    /// racing with the tick that deactivates its queue may leave it
+    /// inactive and refused; without a window (and with nothing shared) no
+    /// put could ever hand it a tag.
+    pub(super) fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], depth: u32, waiting: u64) -> bool {
         let before = self.layout(depth);
-        let active = queues.iter().filter(|q| q.as_ref().is_active()).count();
+        let wants = |q: &QueueTags| q.is_active() || waiting & q.waiter_bit() != 0;
+        let active = queues.iter().filter(|q| wants(q.as_ref())).count();
         let count = match u32::try_from(active) {
             Ok(n) if n <= MAX_WINDOWS => n,
             // Too many for the waiter mask's bits: nobody gets a window.
@@ -363,7 +373,7 @@ impl Windows {
         for q in queues.iter().map(AsRef::as_ref) {
             let slot = q.window_slot.load(Ordering::Relaxed);
             let bit = 1u64.wrapping_shl(slot);
-            if q.is_active() && slot < count && used & bit == 0 {
+            if wants(q) && slot < count && used & bit == 0 {
                 used |= bit;
             } else if slot != NO_WINDOW {
                 q.window_slot.store(NO_WINDOW, Ordering::Relaxed);
@@ -373,7 +383,7 @@ impl Windows {
         // The lowest free slot for every active queue without one. A queue
         // activated since the count above may find none: next tick.
         for q in queues.iter().map(AsRef::as_ref) {
-            if q.is_active() && q.window_slot.load(Ordering::Relaxed) == NO_WINDOW {
+            if wants(q) && q.window_slot.load(Ordering::Relaxed) == NO_WINDOW {
                 let slot = (!used).trailing_zeros();
                 if slot < count {
                     used |= 1u64 << slot;
@@ -507,9 +517,9 @@ mod tests {
     fn tick_assigns_windows_to_active_queues() {
         let w = Windows::new();
         let qs: Vec<QueueTags> = (0..4).map(|i| QueueTags::new(i + 64)).collect();
-        assert!(!w.tick(&qs, 64), "nothing active, nothing to do");
+        assert!(!w.tick(&qs, 64, 0), "nothing active, nothing to do");
         activate(&qs, &[1, 3]);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         assert_eq!(slots(&qs), [None, Some(0), None, Some(1)]);
         assert_eq!(w.layout(64).windows, 2);
         assert_eq!(
@@ -517,28 +527,41 @@ mod tests {
             [(1, 0b1), (3, 0b10)],
             "by waiter bit (index % 64)"
         );
-        assert!(!w.tick(&qs, 64), "stable");
+        assert!(!w.tick(&qs, 64, 0), "stable");
         // A third queue: the others keep their windows, which shrink.
         activate(&qs, &[0, 1, 3]);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         assert_eq!(slots(&qs), [Some(2), Some(0), None, Some(1)]);
         // Queue 1 leaves: queue 0's slot is out of range and moves.
         activate(&qs, &[0, 3]);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         assert_eq!(slots(&qs), [Some(0), None, None, Some(1)]);
         assert_eq!(bits(&w), [(0, 0b1), (3, 0b10)]);
         // Nobody: no windows.
         activate(&qs, &[]);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         assert_eq!(slots(&qs), [None; 4]);
         assert_eq!(w.layout(64).windows, 0);
         // Reset drops the windows until the next tick.
         activate(&qs, &[2]);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         w.reset();
         assert_eq!(w.layout(64).windows, 0);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         assert_eq!(w.layout(64).windows, 1);
+    }
+
+    #[test]
+    fn waiting_queues_get_windows_too() {
+        let w = Windows::new();
+        let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
+        activate(&qs, &[0]);
+        // Queue 2 waits but was deactivated (a get racing with the tick).
+        assert!(w.tick(&qs, 64, 0b100));
+        assert_eq!(slots(&qs), [Some(0), None, Some(1)]);
+        // Once it no longer waits (and is still inactive), it loses it.
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(slots(&qs), [Some(0), None, None]);
     }
 
     #[test]
@@ -547,10 +570,10 @@ mod tests {
         let qs: Vec<QueueTags> = (0..2).map(QueueTags::new).collect();
         activate(&qs, &[0, 1]);
         // One tag: no window can be formed for two queues.
-        assert!(!w.tick(&qs, 1));
+        assert!(!w.tick(&qs, 1, 0));
         assert_eq!(w.layout(1).windows, 0);
         activate(&qs, &[0]);
-        assert!(w.tick(&qs, 1), "one window of one tag");
+        assert!(w.tick(&qs, 1, 0), "one window of one tag");
         assert_eq!(w.layout(1).window(0), Some(0..1));
     }
 
@@ -560,13 +583,13 @@ mod tests {
         let qs: Vec<QueueTags> = (0..MAX_WINDOWS + 1).map(QueueTags::new).collect();
         let all: Vec<usize> = (0..qs.len()).collect();
         activate(&qs, &all[..MAX_WINDOWS as usize]);
-        assert!(w.tick(&qs, 1024));
+        assert!(w.tick(&qs, 1024, 0));
         assert_eq!(w.layout(1024).windows, MAX_WINDOWS);
         let mut seen: Vec<u32> = slots(&qs).into_iter().flatten().collect();
         seen.sort_unstable();
         assert_eq!(seen, (0..MAX_WINDOWS).collect::<Vec<_>>());
         activate(&qs, &all);
-        assert!(w.tick(&qs, 1024));
+        assert!(w.tick(&qs, 1024, 0));
         assert_eq!(w.layout(1024).windows, 0);
         assert!(slots(&qs).iter().all(Option::is_none));
     }
@@ -577,7 +600,7 @@ mod tests {
         w.set_shared_pct(25);
         let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
         activate(&qs, &[0, 1, 2]);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         // 64 tags: windows of 16, shared part 48..64. Everything held.
         let map = TagBitmap::new(64).unwrap();
         let hint = AtomicU32::new(0);
@@ -594,7 +617,7 @@ mod tests {
         // Queues 1 and 65 share bit 1: both windows count for it.
         let qs: Vec<QueueTags> = [0, 1, 65].into_iter().map(QueueTags::new).collect();
         activate(&qs, &[0, 1, 2]);
-        assert!(w.tick(&qs, 64));
+        assert!(w.tick(&qs, 64, 0));
         assert_eq!(bits(&w), [(0, 0b1), (1, 0b110)]);
         assert!(map.get_in_range(48, 64, &hint).is_some());
         // Tag 20 (window 1) is free.

@@ -322,8 +322,8 @@ proptest! {
     /// `window`: every tag a queue gets is in its window or the shared
     /// part, so that, since the windows last moved, no queue holds more
     /// than its window and the shared part while others are active; a
-    /// refusal means that part is full; the tick gives every active queue
-    /// a window of its own; a put wakes exactly the waiting queues that may
+    /// refusal means that part is full; the tick gives every active (or
+    /// waiting) queue a window of its own; a put wakes exactly the waiting queues that may
     /// allocate, and the tick hands every waiter back when windows move.
     #[test]
     fn window_model(depth in 1u32..=64, pct in 0u32..=100, n in 1usize..=4, ops in prop::collection::vec(window_op(), 1..300)) {
@@ -381,9 +381,11 @@ proptest! {
                     } else {
                         prop_assert_eq!(woken, 0);
                     }
-                    // Every active queue owns a window of its own (as long
-                    // as windows can be formed).
-                    let active: Vec<&QueueTags> = qs.iter().filter(|q| q.is_active()).collect();
+                    // Every active or waiting queue owns a window of its
+                    // own (as long as windows can be formed), the others
+                    // none.
+                    let wants = |q: &QueueTags| q.is_active() || before & q.waiter_bit() != 0;
+                    let active: Vec<&QueueTags> = qs.iter().filter(|q| wants(q)).collect();
                     prop_assert_eq!(h.window_layout().windows, if h.window_layout().size == 0 { 0 } else { active.len() as u32 });
                     if h.window_layout().windows > 0 {
                         let mut seen: Vec<u32> = active.iter().map(|q| h.window(q).unwrap().start).collect();
@@ -391,7 +393,7 @@ proptest! {
                         seen.dedup();
                         prop_assert_eq!(seen.len(), active.len());
                     }
-                    prop_assert!(qs.iter().filter(|q| !q.is_active()).all(|q| h.window(q).is_none()));
+                    prop_assert!(qs.iter().filter(|q| !wants(q)).all(|q| h.window(q).is_none()));
                 }
             }
             prop_assert_eq!(h.in_use() as usize, held.len());
