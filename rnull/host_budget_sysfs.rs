@@ -4,22 +4,27 @@
 //!
 //! | file | mode | meaning |
 //! |---|---|---|
-//! | `policy` | rw | `fair`, `borrow`, `none` or `lend`; reads show all, the active one in brackets |
+//! | `policy` | rw | `fair`, `borrow`, `none`, `lend` or `window`; reads show all, the active one in brackets |
 //! | `depth` | rw | the budget, 1..=1024, resizable while I/O runs |
 //! | `borrow_expiry_us` | rw | `borrow`: fair share lasts this long after the last failure (0..=10000000) |
+//! | `window_shared_pct` | rw | `window`: percent of the budget any device may use; the rest is one window per active device (0..=100, default 10) |
 //! | `idle_ms` | rw | a queue without I/O for this long stops counting as active (1..=100000) |
 //! | `active_queues` | ro | queues counted by the fair share |
 //! | `waiting_queues` | ro | queues refused and not yet re-run |
 //! | `starved_queues` | ro | queues refused below their fair share, not yet drained |
 //! | `in_use` | ro | tags held |
 //!
-//! Writes are root-only (mode 0644); a bad value gives `-EINVAL` and
-//! changes nothing.
+//! Writes are root-only (mode 0644); a bad value gives `-EINVAL`, changes
+//! nothing and logs a warning naming the file and what it accepts. A change
+//! of `policy`, `depth` or `window_shared_pct` re-runs the waiting devices:
+//! under `window` it moves the windows, and a device refused before may
+//! wait for a tag that no completion would hand it.
 
 use crate::{
     host_budget::Host,
     kapi::{
         fmt::BufWriter,
+        param::Bytes,
         parse::parse_i64,
         sysfs::{module_kobject, Attr, AttrOps, Dir},
     },
@@ -33,6 +38,7 @@ enum Field {
     Policy,
     Depth,
     BorrowExpiryUs,
+    WindowSharedPct,
     IdleMs,
     ActiveQueues,
     WaitingQueues,
@@ -40,10 +46,11 @@ enum Field {
     InUse,
 }
 
-const FIELDS: [(&CStr, Field, u16); 8] = [
+const FIELDS: [(&CStr, Field, u16); 9] = [
     (c_str!("policy"), Field::Policy, 0o644),
     (c_str!("depth"), Field::Depth, 0o644),
     (c_str!("borrow_expiry_us"), Field::BorrowExpiryUs, 0o644),
+    (c_str!("window_shared_pct"), Field::WindowSharedPct, 0o644),
     (c_str!("idle_ms"), Field::IdleMs, 0o644),
     (c_str!("active_queues"), Field::ActiveQueues, 0o444),
     (c_str!("waiting_queues"), Field::WaitingQueues, 0o444),
@@ -55,13 +62,56 @@ const FIELDS: [(&CStr, Field, u16); 8] = [
 pub(crate) struct HostFile {
     host: Arc<Host>,
     field: Field,
+    /// The file's name, for the log line of a refused write.
+    name: &'static CStr,
 }
 
-/// Parses `input` as an integer in `min..=max`.
-fn parse_in(input: &[u8], min: i64, max: i64) -> Result<u64> {
-    match parse_i64(input) {
-        Some(v) if (min..=max).contains(&v) => u64::try_from(v).map_err(|_| EINVAL),
-        _ => Err(EINVAL),
+/// The policy names, comma-separated, for log lines.
+struct PolicyNames;
+
+impl core::fmt::Display for PolicyNames {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, p) in Policy::ALL.iter().enumerate() {
+            if i != 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(p.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl HostFile {
+    /// Parses `input` as an integer in `min..=max`; anything else is
+    /// refused with a warning naming the file and the range.
+    fn parse_in(&self, input: &[u8], min: i64, max: i64) -> Result<u64> {
+        match parse_i64(input) {
+            Some(v) if (min..=max).contains(&v) => u64::try_from(v).map_err(|_| EINVAL),
+            _ => {
+                pr_warn!(
+                    "host/{}: '{}' refused: must be an integer in {}..={}\n",
+                    self.name,
+                    Bytes(input.strip_suffix(b"\n").unwrap_or(input)),
+                    min,
+                    max
+                );
+                Err(EINVAL)
+            }
+        }
+    }
+
+    /// Parses `input` as a policy name; anything else is refused with a
+    /// warning naming the file and the names.
+    fn parse_policy(&self, input: &[u8]) -> Result<Policy> {
+        Policy::from_name(input).ok_or_else(|| {
+            pr_warn!(
+                "host/{}: '{}' refused: must be one of {}\n",
+                self.name,
+                Bytes(input.strip_suffix(b"\n").unwrap_or(input)),
+                PolicyNames
+            );
+            EINVAL
+        })
     }
 }
 
@@ -83,6 +133,7 @@ impl AttrOps for HostFile {
             }
             Field::Depth => writeln!(out, "{}", t.depth()),
             Field::BorrowExpiryUs => writeln!(out, "{}", t.borrow_expiry_ns() / 1000),
+            Field::WindowSharedPct => writeln!(out, "{}", t.shared_pct()),
             Field::IdleMs => writeln!(out, "{}", t.idle_ns() / 1_000_000),
             Field::ActiveQueues => writeln!(out, "{}", t.active_queues()),
             Field::WaitingQueues => writeln!(out, "{}", t.waiting_queues()),
@@ -95,15 +146,29 @@ impl AttrOps for HostFile {
     fn store(&self, input: &[u8]) -> Result {
         let t = &self.host.tags;
         match self.field {
-            Field::Policy => t.set_policy(Policy::from_name(input).ok_or(EINVAL)?),
+            Field::Policy => {
+                t.set_policy(self.parse_policy(input)?);
+                // Under `window`, a device refused under the old policy
+                // may wait for a tag no completion would hand it.
+                self.host.wake(t.take_waiters());
+            }
             Field::Depth => {
-                let depth = u32::try_from(parse_in(input, 1, 1024)?).map_err(|_| EINVAL)?;
+                let depth = u32::try_from(self.parse_in(input, 1, 1024)?).map_err(|_| EINVAL)?;
                 t.set_depth(depth).map_err(|_| EINVAL)?;
-                // A larger budget may unblock waiting queues right away.
+                // A larger budget may unblock waiting queues right away
+                // (and `window`'s windows moved).
                 self.host.wake(u64::MAX);
             }
-            Field::BorrowExpiryUs => t.set_borrow_expiry_ns(parse_in(input, 0, 10_000_000)? * 1000),
-            Field::IdleMs => t.set_idle_ns(parse_in(input, 1, 100_000)? * 1_000_000),
+            Field::BorrowExpiryUs => {
+                t.set_borrow_expiry_ns(self.parse_in(input, 0, 10_000_000)? * 1000)
+            }
+            Field::WindowSharedPct => {
+                let pct = u32::try_from(self.parse_in(input, 0, 100)?).map_err(|_| EINVAL)?;
+                t.set_shared_pct(pct).map_err(|_| EINVAL)?;
+                // `window`'s windows moved.
+                self.host.wake(t.take_waiters());
+            }
+            Field::IdleMs => t.set_idle_ns(self.parse_in(input, 1, 100_000)? * 1_000_000),
             _ => return Err(EPERM),
         }
         Ok(())
@@ -125,6 +190,7 @@ impl HostAttrs {
             let file = HostFile {
                 host: host.clone(),
                 field,
+                name,
             };
             files.push(Attr::new(&dir.kobject(), name, mode, file)?, GFP_KERNEL)?;
         }

@@ -42,13 +42,13 @@ module_param!(HOST_QUEUE_DEPTH: IntParam = IntParam::new(0, 0, 1024),
     "host_queue_depth", 0o444, "int",
     "Host-wide tag budget shared by all devices, 0 = off (0..=1024, default 0)");
 module_param!(TAG_POLICY: ChoiceParam = ChoiceParam::new(0, &POLICY_NAMES),
-    "tag_policy", 0o444, "charp", "Sharing policy of the host budget: fair, borrow, none, lend (default fair)");
+    "tag_policy", 0o444, "charp", "Sharing policy of the host budget: fair, borrow, none, lend, window (default fair)");
 module_param!(BORROW_EXPIRY_US: IntParam = IntParam::new(0, 0, 10_000_000),
     "borrow_expiry_us", 0o444, "int",
     "borrow: keep fair share this long after the last failure, in us (0..=10000000, default 0)");
 
 /// Names of the `tag_policy` values, in `rtags::policy::Policy` spelling.
-pub(crate) const POLICY_NAMES: [&str; 4] = ["fair", "borrow", "none", "lend"];
+pub(crate) const POLICY_NAMES: [&str; 5] = ["fair", "borrow", "none", "lend", "window"];
 module_param!(ROTATIONAL_MODEL: IntParam = IntParam::new(0, 0, 1),
     "rotational_model", 0o444, "int",
     "Model a single-actuator rotational disk (implies rotational=1, submit_queues=1; 0 or 1, default 0)");

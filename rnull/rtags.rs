@@ -20,3 +20,5 @@ pub mod queue;
 pub mod slice;
 #[path = "../rtags/src/sync.rs"]
 pub mod sync;
+#[path = "../rtags/src/window.rs"]
+pub mod window;
