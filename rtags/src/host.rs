@@ -475,10 +475,13 @@ impl HostTags {
 
     /// Switches the sharing policy at runtime.
     ///
-    /// A queue refused under the old policy may wait for a tag that, under
-    /// [`Policy::Window`], no put would hand to it: re-run the waiting
-    /// queues afterwards ([`Self::take_waiters`]). `window` starts without
-    /// windows (every tag shared) until the next [`Self::tick`].
+    /// A queue refused under the old policy may wait for what the new one
+    /// does not provide: under [`Policy::Window`] a put hands a tag only to
+    /// the queues that may use it, and a queue without a window waits for
+    /// the tick that gives it one, which other policies do not hand out.
+    /// Re-run the waiting queues afterwards ([`Self::take_waiters`]).
+    /// `window` starts without windows (every tag shared) until the next
+    /// [`Self::tick`].
     pub fn set_policy(&self, policy: Policy) {
         // Relaxed: invalidates stale Lend limits; they are ignored (fair
         // share is used) until the next tick recomputes them.
@@ -2007,7 +2010,7 @@ mod tests {
             6 => any::<usize>().prop_map(Op::Put),
             2 => (0u64..50).prop_map(Op::Tick),
             1 => (1u32..=40).prop_map(Op::Depth),
-            1 => (0u32..4).prop_map(Op::Policy),
+            1 => (0u32..5).prop_map(Op::Policy),
             1 => prop_oneof![Just(0u64), 1u64..100].prop_map(Op::Expiry),
             1 => (0u64..100).prop_map(Op::Contended),
         ]

@@ -201,12 +201,19 @@ proptest! {
                     }
                 }
                 Op::SetDepth(d) | Op::SetPolicy(d) => {
-                    match op {
-                        Op::SetDepth(_) => h.set_depth(d).unwrap(),
-                        _ => h.set_policy(Policy::from_u32(d).unwrap()),
-                    }
-                    // The windows moved: the caller hands the waiters back.
-                    if h.policy() == Policy::Window {
+                    let switch = match op {
+                        Op::SetDepth(_) => {
+                            h.set_depth(d).unwrap();
+                            false
+                        }
+                        _ => {
+                            h.set_policy(Policy::from_u32(d).unwrap());
+                            true
+                        }
+                    };
+                    // A policy switch, or `window`'s windows moving: the
+                    // caller hands the waiters back.
+                    if switch || h.policy() == Policy::Window {
                         prop_assert_eq!(h.take_waiters(), mask);
                         mask = 0;
                     }
