@@ -3,10 +3,11 @@
 //! The host-wide tag budget shared by every hardware queue of every device.
 //!
 //! `host_queue_depth` tags are shared by all devices; the sharing policy
-//! (rtags' `fair`, `borrow`, `none` or `lend`) decides how many one device
-//! may hold. The budget is separate from, and smaller than, blk-mq's own
-//! tags, so the policy is what binds. A request the policy refuses goes back
-//! to blk-mq with `BLK_STS_RESOURCE`; the completion that frees a tag
+//! (rtags' `fair`, `borrow`, `none`, `lend` or `window`) decides how many
+//! one device may hold (under `window`: which ones). The budget is separate
+//! from, and smaller than, blk-mq's own tags, so the policy is what binds. A
+//! request the policy refuses goes back to blk-mq with
+//! `BLK_STS_DEV_RESOURCE` (no delayed re-run); the completion that frees a tag
 //! restarts the queues that were refused (rtags hands each waiting queue out
 //! once per waiting episode). A plain re-run could miss a refused request
 //! that blk-mq had not yet put back on `hctx->dispatch`, leaving it to
@@ -16,7 +17,9 @@
 //!
 //! The allocator and the policies are rtags' `host` module ([`HostTags`]);
 //! this module wires them into the driver: one [`QueueTags`] per device,
-//! the waker that re-runs refused devices, and the periodic tick.
+//! the waker that re-runs refused devices, and the periodic tick (which,
+//! under `window`, lays the windows out and re-runs the waiting devices
+//! when they moved).
 
 use crate::{
     config::Config,
@@ -33,7 +36,8 @@ use kernel::{prelude::*, sync::Arc};
 /// A hand-off slower than this is counted in [`Host::slow_handoffs`].
 pub(crate) const SLOW_HANDOFF_NS: u64 = 1_000_000;
 
-/// How often idle queues are retired and `lend` re-balances.
+/// How often idle queues are retired, `lend` re-balances and `window` lays
+/// its windows out.
 pub(crate) const TICK_NS: u64 = 10_000_000;
 
 /// The shared budget and the queues that draw from it.
@@ -155,14 +159,17 @@ impl Host {
     }
 }
 
-/// The periodic maintenance: retire idle queues, re-balance `lend`.
+/// The periodic maintenance: retire idle queues, re-balance `lend`, lay
+/// `window`'s windows out.
 pub(crate) struct HostTick(pub(crate) Arc<Host>);
 
 impl Fire for HostTick {
     fn fire(timer: &Timer<Self>) {
         let host = &timer.target().0;
         let now = now_ns();
-        host.tags.tick(&host.queues, now);
+        // Non-zero when `window`'s windows moved: waiting devices may now
+        // have tags no put would hand them.
+        host.wake(host.tags.tick(&host.queues, now));
         timer.arm_at(now + TICK_NS);
     }
 }

@@ -4,9 +4,10 @@
 //!
 //! | file | mode | meaning |
 //! |---|---|---|
-//! | `policy` | rw | `fair`, `borrow`, `none` or `lend`; reads show all, the active one in brackets |
+//! | `policy` | rw | `fair`, `borrow`, `none`, `lend` or `window`; reads show all, the active one in brackets |
 //! | `depth` | rw | the budget, 1..=1024, resizable while I/O runs |
 //! | `borrow_expiry_us` | rw | `borrow`: fair share lasts this long after the last failure (0..=10000000) |
+//! | `window_shared_pct` | rw | `window`: percent of the budget any device may use; the rest is one window per active device (0..=100, default 10) |
 //! | `idle_ms` | rw | a queue without I/O for this long stops counting as active (1..=100000) |
 //! | `active_queues` | ro | queues counted by the fair share |
 //! | `waiting_queues` | ro | queues refused and not yet re-run |
@@ -15,14 +16,17 @@
 //! | `mbps` | rw | bandwidth shared by all devices in MiB/s, 0 = unlimited (`host_mbps`) |
 //! | `slow_handoffs` | ro | refused queues that got a tag 1 ms or more after being woken for one |
 //!
-//! Writes are root-only (mode 0644); a bad value gives `-EINVAL` and
-//! changes nothing.
+//! Writes are root-only (mode 0644); a bad value gives `-EINVAL`, changes
+//! nothing and logs a warning naming the file and what it accepts. A change
+//! of `policy`, `depth` or `window_shared_pct` re-runs the waiting devices:
+//! under `window` it moves the windows, and a device refused before may
+//! wait for a tag that no completion would hand it.
 
 use crate::{
     host_budget::Host,
     kapi::{
         fmt::BufWriter,
-        parse::parse_i64,
+        param::{Bytes, IntRange},
         sysfs::{module_kobject, AttrOps, Dir},
     },
     params,
@@ -36,6 +40,7 @@ enum Field {
     Policy,
     Depth,
     BorrowExpiryUs,
+    WindowSharedPct,
     IdleMs,
     ActiveQueues,
     WaitingQueues,
@@ -45,10 +50,11 @@ enum Field {
     Mbps,
 }
 
-const FIELDS: [(&CStr, Field, u16); 10] = [
+const FIELDS: [(&CStr, Field, u16); 11] = [
     (c_str!("policy"), Field::Policy, 0o644),
     (c_str!("depth"), Field::Depth, 0o644),
     (c_str!("borrow_expiry_us"), Field::BorrowExpiryUs, 0o644),
+    (c_str!("window_shared_pct"), Field::WindowSharedPct, 0o644),
     (c_str!("idle_ms"), Field::IdleMs, 0o644),
     (c_str!("active_queues"), Field::ActiveQueues, 0o444),
     (c_str!("waiting_queues"), Field::WaitingQueues, 0o444),
@@ -58,17 +64,56 @@ const FIELDS: [(&CStr, Field, u16); 10] = [
     (c_str!("mbps"), Field::Mbps, 0o644),
 ];
 
+/// `depth`: as `host_queue_depth`, but a budget cannot be switched off
+/// while devices use it.
+const DEPTH: IntRange = IntRange::new(1, 1024);
+/// `window_shared_pct`: percent of the budget outside the windows.
+const WINDOW_SHARED_PCT: IntRange = IntRange::new(0, 100);
+/// `idle_ms`: how long without I/O before a queue stops counting as active.
+const IDLE_MS: IntRange = IntRange::new(1, 100_000);
+
 /// One file of the host directory.
 pub(crate) struct HostFile {
     host: Arc<Host>,
     field: Field,
+    /// The file's name, for the log line of a refused write.
+    name: &'static CStr,
 }
 
-/// Parses `input` as an integer in `min..=max`.
-fn parse_in(input: &[u8], min: i64, max: i64) -> Result<u64> {
-    match parse_i64(input) {
-        Some(v) if (min..=max).contains(&v) => u64::try_from(v).map_err(|_| EINVAL),
-        _ => Err(EINVAL),
+/// The policy names, comma-separated, for log lines.
+struct PolicyNames;
+
+impl core::fmt::Display for PolicyNames {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, p) in Policy::ALL.iter().enumerate() {
+            if i != 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(p.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl HostFile {
+    /// Parses `input` as an integer in `range`; anything else is refused
+    /// with a log line naming the file and the range.
+    fn parse_in(&self, input: &[u8], range: &IntRange) -> Result<u64> {
+        range.parse_u64(&format_args!("host/{}", self.name), input)
+    }
+
+    /// Parses `input` as a policy name; anything else is refused with a
+    /// warning naming the file and the names.
+    fn parse_policy(&self, input: &[u8]) -> Result<Policy> {
+        Policy::from_name(input).ok_or_else(|| {
+            pr_warn!(
+                "host/{}: '{}' refused: must be one of {}\n",
+                self.name,
+                Bytes(input.strip_suffix(b"\n").unwrap_or(input)),
+                PolicyNames
+            );
+            EINVAL
+        })
     }
 }
 
@@ -90,6 +135,7 @@ impl AttrOps for HostFile {
             }
             Field::Depth => writeln!(out, "{}", t.depth()),
             Field::BorrowExpiryUs => writeln!(out, "{}", t.borrow_expiry_ns() / 1000),
+            Field::WindowSharedPct => writeln!(out, "{}", t.shared_pct()),
             Field::IdleMs => writeln!(out, "{}", t.idle_ns() / 1_000_000),
             Field::ActiveQueues => writeln!(out, "{}", t.active_queues()),
             Field::WaitingQueues => writeln!(out, "{}", t.waiting_queues()),
@@ -104,15 +150,30 @@ impl AttrOps for HostFile {
     fn store(&self, input: &[u8]) -> Result {
         let t = &self.host.tags;
         match self.field {
-            Field::Policy => t.set_policy(Policy::from_name(input).ok_or(EINVAL)?),
+            Field::Policy => {
+                t.set_policy(self.parse_policy(input)?);
+                // Under `window`, a device refused under the old policy
+                // may wait for a tag no completion would hand it.
+                self.host.wake(t.take_waiters());
+            }
             Field::Depth => {
-                let depth = u32::try_from(parse_in(input, 1, 1024)?).map_err(|_| EINVAL)?;
+                let depth = u32::try_from(self.parse_in(input, &DEPTH)?).map_err(|_| EINVAL)?;
                 t.set_depth(depth).map_err(|_| EINVAL)?;
-                // A larger budget may unblock waiting queues right away.
+                // A larger budget may unblock waiting queues right away
+                // (and `window`'s windows moved).
                 self.host.wake(u64::MAX);
             }
-            Field::BorrowExpiryUs => t.set_borrow_expiry_ns(parse_in(input, 0, 10_000_000)? * 1000),
-            Field::IdleMs => t.set_idle_ns(parse_in(input, 1, 100_000)? * 1_000_000),
+            Field::BorrowExpiryUs => t.set_borrow_expiry_ns(
+                self.parse_in(input, params::BORROW_EXPIRY_US.range())? * 1000,
+            ),
+            Field::WindowSharedPct => {
+                let pct =
+                    u32::try_from(self.parse_in(input, &WINDOW_SHARED_PCT)?).map_err(|_| EINVAL)?;
+                t.set_shared_pct(pct).map_err(|_| EINVAL)?;
+                // `window`'s windows moved.
+                self.host.wake(t.take_waiters());
+            }
+            Field::IdleMs => t.set_idle_ns(self.parse_in(input, &IDLE_MS)? * 1_000_000),
             Field::Mbps => {
                 let v = params::HOST_MBPS.range().parse_u64(&"host/mbps", input)?;
                 self.host.link.set_mib_per_s(v).map_err(|_| EINVAL)?;
@@ -136,6 +197,7 @@ impl HostAttrs {
             let file = HostFile {
                 host: host.clone(),
                 field,
+                name,
             };
             dir.add(name, mode, file)?;
         }

@@ -68,7 +68,7 @@ module_param!(HOST_MBPS: IntParam = IntParam::new(0, IntRange::new(0, MAX_MIB_PE
     "bandwidth limit shared by all devices in MiB/s, 0 = off; needs `host_queue_depth` (`host/mbps`)");
 
 /// Names of the `tag_policy` values, in `rtags::policy::Policy` spelling.
-pub(crate) const POLICY_NAMES: [&str; 4] = ["fair", "borrow", "none", "lend"];
+pub(crate) const POLICY_NAMES: [&str; 5] = ["fair", "borrow", "none", "lend", "window"];
 module_param!(ROTATIONAL_MODEL: IntParam = IntParam::new(0, BOOL),
     "rotational_model", 0o444, "int",
     "model a single-actuator rotational disk; implies `rotational=1` and `submit_queues=1` (clamped with a warning)");

@@ -26,3 +26,5 @@ pub mod segcache;
 pub mod slice;
 #[path = "../rtags/src/sync.rs"]
 pub mod sync;
+#[path = "../rtags/src/window.rs"]
+pub mod window;

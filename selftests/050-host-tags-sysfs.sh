@@ -12,7 +12,7 @@ load_rnull nr_devices=2
 unload_rnull
 
 load_rnull nr_devices=2 host_queue_depth=32 tag_policy=borrow
-expect_eq "$(cat $h/policy)" "none fair [borrow] lend" "initial policy"
+expect_eq "$(cat $h/policy)" "none fair [borrow] lend window" "initial policy"
 expect_eq "$(cat $h/depth)" 32 "initial depth"
 for f in tags_in_flight tags_limit tags_failures tags_active tags_waiting; do
 	[ -r "/sys/block/rnullb1/rnull/$f" ] || fail "rnullb1/rnull/$f missing"
@@ -21,7 +21,7 @@ done
 # write_attr FILE VALUE: echo VALUE > FILE, return its status.
 write_attr() { echo "$2" >"$1" 2>/dev/null; }
 
-for p in fair none lend borrow; do
+for p in fair none lend window borrow; do
 	write_attr $h/policy "$p" || fail "writing policy $p failed"
 	cat $h/policy | grep -q "\[$p\]" || fail "policy $p not active: $(cat $h/policy)"
 done
@@ -44,6 +44,7 @@ check_attr() {
 check_attr depth 16 0 1025 -1 abc "" 16x 99999999999999999999 " 8"
 check_attr borrow_expiry_us 5000 -1 10000001 x 1.5
 check_attr idle_ms 250 0 100001 -3 ms
+check_attr window_shared_pct 30 -1 101 x 2.5 ""
 
 for bad in "" bogus "fair borrow" FAIR; do
 	if write_attr $h/policy "$bad"; then

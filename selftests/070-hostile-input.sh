@@ -49,13 +49,14 @@ h=/sys/module/rnull/host
 attr_table $h/depth 1 1024
 attr_table $h/borrow_expiry_us 0 10000000
 attr_table $h/idle_ms 1 100000
+attr_table $h/window_shared_pct 0 100
 attr_table /sys/block/rnullb0/rnull/completion_nsec 0 1000000000
 attr_table /sys/block/rnullb0/rnull/mbps 0 1048576
 attr_table $h/mbps 0 1048576
 attr_table /sys/block/rnullb1/mq/0/time_slice_us 0 100000
 model_time_dilation 1 64
 n0=$tried
-for p in fair borrow none lend; do attr_case $h/policy $p ok; done
+for p in fair borrow none lend window; do attr_case $h/policy $p ok; done
 for g in "" FAIR "fair " " fair" "fair\nx" bogus 0 1; do attr_case $h/policy "$g" bad; done
 log "host/policy: $((tried - n0)) inputs"
 unload_rnull

@@ -119,6 +119,8 @@ pub fn initial_hint(slot: u32) -> u32 {
 pub enum Error {
     /// The requested depth is 0 or larger than [`MAX_TAGS`].
     InvalidDepth,
+    /// The requested percentage is larger than 100.
+    InvalidPercent,
 }
 
 impl Error {
@@ -126,6 +128,7 @@ impl Error {
     pub fn as_str(&self) -> &'static str {
         match self {
             Error::InvalidDepth => "invalid depth: must be in 1..=1024",
+            Error::InvalidPercent => "invalid percentage: must be in 0..=100",
         }
     }
 }
@@ -155,6 +158,13 @@ fn word_mask(depth: u32, w: u32) -> u64 {
     // 1..=64 bits: depth > w, and depth <= MAX_TAGS (so no wrap-around).
     let n = depth.wrapping_sub(w).wrapping_add(WORD_MASK) >> WORD_SHIFT;
     u64::MAX.wrapping_shr(64u32.wrapping_sub(n))
+}
+
+/// Mask of the bits of word `w` whose tags are in `lo..hi`
+/// (`lo <= hi <= MAX_TAGS`): a run of contiguous bits, since the tags of a
+/// word are `w, w + 16, w + 32, ...`.
+fn range_mask(lo: u32, hi: u32, w: u32) -> u64 {
+    word_mask(hi, w) & !word_mask(lo, w)
 }
 
 /// Claims bit `bit` (`< 64`) of `word`; `false` if it was already set.
@@ -329,6 +339,75 @@ impl TagBitmap {
         None
     }
 
+    /// Allocates a free tag in `lo..hi` that is also below the depth, or
+    /// `None` if there is none (for [`super::window`]'s windows and shared
+    /// part).
+    ///
+    /// The tags of the range are spread over `min(hi - lo, 16)` consecutive
+    /// words (wrapping around after word 15); only those are searched,
+    /// from the hinted word if it is one of them, else from the range's
+    /// first word, and the hint moves to the word allocated from, as in
+    /// [`Self::search`].
+    pub(super) fn get_in_range(&self, lo: u32, hi: u32, hint: &AtomicU32) -> Option<u32> {
+        let hi = hi.min(MAX_TAGS);
+        if lo >= hi {
+            return None;
+        }
+        // 1..=16 words: hi > lo.
+        let n = (hi - lo).min(NR_WORDS as u32);
+        let first = lo & WORD_MASK;
+        // Relaxed: the hint is a pure performance heuristic.
+        let h = hint.load(Ordering::Relaxed);
+        // The hinted word's position among the range's words, if it is one.
+        let mut i = (h & WORD_MASK).wrapping_sub(first) & WORD_MASK;
+        if i >= n {
+            i = 0;
+        }
+        for _ in 0..n {
+            // No overflow: first, i < 16.
+            let w = (first + i) & WORD_MASK;
+            if let Some(word) = self.words.get(w as usize) {
+                // Relaxed: see `get_fast`.
+                let mask = range_mask(lo, hi, w) & word.valid.load(Ordering::Relaxed);
+                if let Some(bit) = get_in_word(&word.bits, mask) {
+                    if h != w {
+                        // Relaxed: heuristic only.
+                        hint.store(w, Ordering::Relaxed);
+                    }
+                    return Some((bit << WORD_SHIFT) | w);
+                }
+            }
+            i += 1;
+            if i >= n {
+                i = 0;
+            }
+        }
+        None
+    }
+
+    /// Whether a tag in `lo..hi` below the depth is free (a racy snapshot,
+    /// for [`super::window`]'s hand-off): the range's words, as in
+    /// [`Self::get_in_range`].
+    pub(super) fn has_free_in_range(&self, lo: u32, hi: u32) -> bool {
+        let hi = hi.min(MAX_TAGS);
+        if lo >= hi {
+            return false;
+        }
+        // 1..=16 words: hi > lo.
+        let n = (hi - lo).min(NR_WORDS as u32);
+        (lo..lo + n).any(|t| {
+            let w = t & WORD_MASK;
+            self.words.get(w as usize).is_some_and(|word| {
+                // Relaxed (both): a snapshot, ordered by the caller (after
+                // its fence); see `get_fast` for the mask.
+                !word.bits.load(Ordering::Relaxed)
+                    & word.valid.load(Ordering::Relaxed)
+                    & range_mask(lo, hi, w)
+                    != 0
+            })
+        })
+    }
+
     /// Frees `tag`. Returns `false` (and does nothing) if the tag was not
     /// held or is `>= MAX_TAGS`, i.e. on a double or bogus free.
     #[inline(always)]
@@ -396,6 +475,75 @@ mod tests {
         assert_eq!(m.depth(), 1024);
         assert_eq!(m.capacity(), MAX_TAGS);
         assert!(!Error::InvalidDepth.as_str().is_empty());
+        assert!(!Error::InvalidPercent.as_str().is_empty());
+    }
+
+    #[test]
+    fn range_masks_cover_ranges_exactly() {
+        let bounds = [0, 1, 5, 15, 16, 17, 31, 32, 100, 1000, 1023, 1024];
+        for lo in bounds {
+            for hi in bounds.into_iter().filter(|&hi| hi >= lo) {
+                let total: u32 = (0..NR_WORDS as u32)
+                    .map(|w| range_mask(lo, hi, w).count_ones())
+                    .sum();
+                assert_eq!(total, hi - lo, "{lo}..{hi}");
+                for w in 0..NR_WORDS as u32 {
+                    let m = range_mask(lo, hi, w);
+                    for b in 0..64 {
+                        let tag = b * NR_WORDS as u32 + w;
+                        assert_eq!(
+                            m & (1 << b) != 0,
+                            (lo..hi).contains(&tag),
+                            "{lo}..{hi} tag {tag}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn get_in_range_takes_every_tag_of_the_range_once() {
+        for (depth, lo, hi) in [
+            (64, 0, 64),
+            (64, 10, 13),
+            (64, 20, 40),
+            (40, 30, 64),
+            (1024, 500, 1024),
+            (8, 8, 8),
+            (8, 9, 3),
+        ] {
+            let m = TagBitmap::new(depth).unwrap();
+            // Tags outside the range stay free (and unseen below).
+            let others: Vec<u32> = (0..depth).filter(|t| !(lo..hi).contains(t)).collect();
+            let hint = AtomicU32::new(7);
+            let mut got = HashSet::new();
+            while let Some(t) = m.get_in_range(lo, hi, &hint) {
+                assert!(
+                    (lo..hi).contains(&t) && t < depth,
+                    "{lo}..{hi} depth {depth}: tag {t}"
+                );
+                assert!(got.insert(t), "tag {t} twice");
+                // The hint follows the word allocated from.
+                assert_eq!(hint.load(Ordering::Relaxed), t % NR_WORDS as u32);
+            }
+            let expected = (lo..hi.min(depth)).count();
+            assert_eq!(got.len(), expected, "{lo}..{hi} depth {depth}");
+            assert!(others.iter().all(|&t| !m.is_held(t)));
+            assert!(!m.has_free_in_range(lo, hi));
+            // A freed tag of the range is seen and found again from any
+            // hint; tags outside the range are not seen.
+            if let Some(&t) = got.iter().next() {
+                assert!(m.put(t));
+                assert!(m.has_free_in_range(lo, hi));
+                assert!(!m.has_free_in_range(lo, t) && !m.has_free_in_range(t + 1, hi));
+                assert_eq!(m.get_in_range(lo, hi, &AtomicU32::new(3)), Some(t));
+            }
+        }
+        // The search starts in the hinted word when it holds range tags.
+        let m = TagBitmap::new(64).unwrap();
+        assert_eq!(m.get_in_range(16, 48, &AtomicU32::new(5)), Some(21));
+        assert_eq!(m.get_in_range(16, 20, &AtomicU32::new(9)), Some(16));
     }
 
     #[test]

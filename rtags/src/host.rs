@@ -35,7 +35,10 @@
 //! `put`: clear the tag's bit (`Release`), decrement `in_flight` (clearing
 //! the starved mark when it reaches zero), `fence(SeqCst)` — **(P)** — then
 //! read the waiter mask and, if it is non-zero, atomically swap it to 0 and
-//! return the old value: the caller re-runs exactly those queues.
+//! return the old value: the caller re-runs exactly those queues. (Under
+//! [`Policy::Window`] only the bits of the waiters that may allocate now
+//! are taken: see [`super::window`], which also holds that policy's
+//! layout, laid out by [`HostTags::tick`].)
 //!
 //! # Time: read only when a decision needs it
 //!
@@ -66,7 +69,8 @@
 //! A `get` that is not refused, of a queue already active and busy since
 //! the last tick (the steady state), holding fewer tags than the limit
 //! cache's bound, with a free tag in its hinted word, plus its `put` — the
-//! same code under every policy:
+//! same code under every policy (`window` never takes it: its bound is 0;
+//! see [`super::window`] for its cost):
 //!
 //! | | atomic RMWs | fences | loads | stores | clock reads | x86-64 instructions |
 //! | --- | --- | --- | --- | --- | --- | --- |
@@ -137,7 +141,10 @@
 //!   starved, or a refusal is recorded with a non-zero expiry: the clock
 //!   is not read here, the exact check decides), else `u32::MAX`;
 //! * `lend`: `fair`'s, and while the lend limits are valid, at most the
-//!   smallest non-zero lend limit (recorded by the lend tick).
+//!   smallest non-zero lend limit (recorded by the lend tick);
+//! * `window`: 0. Not a count but the place of a tag limits a queue (its
+//!   window and the shared part), so no allocation may take the fast
+//!   path's hinted word: every `get` takes the out-of-line path.
 //!
 //! So a queue holding fewer tags than the bound is not at its limit, and
 //! the fast path only compares `in_flight` with it; a queue holding at
@@ -213,6 +220,13 @@
 //! waits. `fetch_or` (an RMW, not load-then-store) is used by waiters so
 //! that a concurrent swap cannot erase a freshly set bit.
 //!
+//! Under [`Policy::Window`] a put hands out only the bits of the waiters
+//! that may allocate, and the layout that decides it can move: the
+//! argument is extended in [`super::window`] ("Why no wake-up is lost"),
+//! with a third fence, (T), after every layout change
+//! ([`HostTags::take_waiters`], which the tick calls after it moved the
+//! windows).
+//!
 //! Plain `SeqCst` loads/stores would also be sound in the C++ model, but
 //! `loom` (used to check this protocol) does not model `SeqCst` accesses,
 //! only `SeqCst` fences, so the fences are explicit.
@@ -250,6 +264,8 @@ use super::clock::LazyNow;
 use super::policy::{fair_share, Policy, LEND_RESERVE, MIN_FAIR_SHARE};
 use super::queue::{QueueTags, ACTIVE, BUSY, FAST_PATH_FLAGS, STARVED, WAITING};
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use super::window::{HandOff, Layout, Windows};
+use core::ops::Range;
 
 /// Default idle window after which an idle queue is deactivated (100 ms).
 pub const DEFAULT_IDLE_NS: u64 = 100_000_000;
@@ -397,6 +413,8 @@ pub struct HostTags {
     /// `bound` tags is at its policy limit; `epoch` counts the refreshes
     /// (see "The limit cache").
     limit_cache: AtomicU64,
+    /// The `Window` policy's shared percentage and layout.
+    windows: Windows,
 }
 
 impl HostTags {
@@ -417,6 +435,7 @@ impl HostTags {
             // Recomputed right below (no queue is active yet: no limit
             // binds).
             limit_cache: AtomicU64::new(pack(0, u32::MAX)),
+            windows: Windows::new(),
         };
         host.refresh_limit_cache();
         Ok(host)
@@ -433,6 +452,9 @@ impl HostTags {
     }
 
     /// Changes the host depth at runtime (see [`TagBitmap::set_depth`]).
+    ///
+    /// Under [`Policy::Window`] this moves the windows: re-run the waiting
+    /// queues afterwards ([`Self::take_waiters`]).
     pub fn set_depth(&self, depth: u32) -> Result<(), Error> {
         self.bitmap.set_depth(depth)?;
         self.refresh_limit_cache();
@@ -452,10 +474,22 @@ impl HostTags {
     }
 
     /// Switches the sharing policy at runtime.
+    ///
+    /// A queue refused under the old policy may wait for what the new one
+    /// does not provide: under [`Policy::Window`] a put hands a tag only to
+    /// the queues that may use it, and a queue without a window waits for
+    /// the tick that gives it one, which other policies do not hand out.
+    /// Re-run the waiting queues afterwards ([`Self::take_waiters`]).
+    /// `window` starts without windows (every tag shared) until the next
+    /// [`Self::tick`].
     pub fn set_policy(&self, policy: Policy) {
         // Relaxed: invalidates stale Lend limits; they are ignored (fair
         // share is used) until the next tick recomputes them.
         self.lend_valid.store(false, Ordering::Relaxed);
+        if policy == Policy::Window {
+            // The slots of an earlier `window` period may be stale.
+            self.windows.reset();
+        }
         // Relaxed: see `policy()`.
         self.policy.store(policy.as_u32(), Ordering::Relaxed);
         self.refresh_limit_cache();
@@ -472,6 +506,55 @@ impl HostTags {
         // Relaxed: configuration value.
         self.borrow_expiry_ns.store(ns, Ordering::Relaxed);
         self.refresh_limit_cache();
+    }
+
+    /// The percentage of the depth that every queue may use under
+    /// [`Policy::Window`] (the rest is divided into windows).
+    pub fn shared_pct(&self) -> u32 {
+        self.windows.shared_pct()
+    }
+
+    /// Sets the shared percentage of [`Policy::Window`] (`0..=100`; default
+    /// [`super::window::DEFAULT_SHARED_PCT`]). Out of range: an error, and
+    /// nothing changed. Under `window` this moves the windows: re-run the
+    /// waiting queues afterwards ([`Self::take_waiters`]).
+    pub fn set_shared_pct(&self, pct: u32) -> Result<(), Error> {
+        if self.windows.set_shared_pct(pct) {
+            Ok(())
+        } else {
+            Err(Error::InvalidPercent)
+        }
+    }
+
+    /// The [`Policy::Window`] layout of the moment (a snapshot, whatever the
+    /// policy).
+    pub fn window_layout(&self) -> Layout {
+        self.windows.layout(self.depth())
+    }
+
+    /// The tags of `q`'s window in the current layout, if it has one (a
+    /// snapshot).
+    pub fn window(&self, q: &QueueTags) -> Option<Range<u32>> {
+        let layout = self.window_layout();
+        layout.window(self.windows.slot(q, &layout)?)
+    }
+
+    /// Takes every bit of the waiter mask, for the caller to re-run those
+    /// queues: after a change that moves [`Policy::Window`]'s windows (its
+    /// policy, depth or shared percentage), when a waiting queue may no
+    /// longer be handed out by a put (see [`super::window`], "Why no
+    /// wake-up is lost").
+    pub fn take_waiters(&self) -> u64 {
+        // (T) SeqCst: pairs with (W) in `get`. Either a waiter's re-check
+        // reads the change made before this fence, or our swap below sees
+        // its bit (set before (W)).
+        fence(Ordering::SeqCst);
+        // Relaxed: ordered after (T); avoids dirtying the line when idle.
+        if self.waiters.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        // Relaxed: the RMW alone returns each bit once (see `put`).
+        self.waiters.swap(0, Ordering::Relaxed)
     }
 
     /// Idle window after which [`Self::tick`] deactivates a queue, in ns.
@@ -588,6 +671,9 @@ impl HostTags {
                     fair()
                 }
             }
+            // Every allocation places its tag in the queue's window or the
+            // shared part: none may take the fast path's hinted word.
+            Policy::Window => 0,
         }
     }
 
@@ -651,7 +737,14 @@ impl HostTags {
                     lent.min(depth)
                 }
             }
+            Policy::Window => self.window_limit(q, depth),
         }
+    }
+
+    /// [`Policy::Window`]'s limit of `q`: its window and the shared part.
+    fn window_limit(&self, q: &QueueTags, depth: u32) -> u32 {
+        let layout = self.windows.layout(depth);
+        layout.limit(self.windows.slot(q, &layout))
     }
 
     /// Whether `q` is at its limit, which is below the depth: the policy
@@ -679,6 +772,15 @@ impl HostTags {
                     // Relaxed: see `fair_share_reached`.
                     lent < depth && q.in_flight.load(Ordering::Relaxed) >= lent
                 }
+            }
+            Policy::Window => {
+                // Not used by `get`, which places the tag instead (see
+                // `try_get`): the count of a queue that holds tags of
+                // another window (from an older layout) may be below its
+                // limit while its window and the shared part are full.
+                let limit = self.window_limit(q, depth);
+                // Relaxed: see `fair_share_reached`.
+                limit < depth && q.in_flight.load(Ordering::Relaxed) >= limit
             }
         }
     }
@@ -806,8 +908,9 @@ impl HostTags {
 
     /// One allocation attempt outside the fast path: the exact policy
     /// check (only when the limit cache says the limit may bind), then the
-    /// bitmap (the hinted word, then the search). Depth and policy are read
-    /// afresh (on the re-check: after (W)).
+    /// bitmap (the hinted word, then the search); under [`Policy::Window`]
+    /// (whose bound is 0), the window and the shared part instead. Depth,
+    /// policy and layout are read afresh (on the re-check: after (W)).
     #[inline(always)]
     fn try_get<C: Clock>(
         &self,
@@ -816,10 +919,15 @@ impl HostTags {
         clock: &C,
     ) -> Result<u32, Refusal> {
         // Relaxed: see `get`.
-        if q.in_flight.load(Ordering::Relaxed) >= self.cached_bound()
-            && self.limited(q, self.depth(), self.policy(), clock)
-        {
-            return Err(Refusal::Limited);
+        if q.in_flight.load(Ordering::Relaxed) >= self.cached_bound() {
+            match self.policy() {
+                Policy::Window => return self.try_get_window(q, hint),
+                policy => {
+                    if self.limited(q, self.depth(), policy, clock) {
+                        return Err(Refusal::Limited);
+                    }
+                }
+            }
         }
         let tag = match self.bitmap.get_fast(hint) {
             Some(tag) => tag,
@@ -828,6 +936,26 @@ impl HostTags {
         // Relaxed: accounting; tag ownership is carried by the bitmap bit.
         q.in_flight.fetch_add(1, Ordering::Relaxed);
         Ok(tag)
+    }
+
+    /// [`Self::try_get`] under [`Policy::Window`]: a tag of `q`'s window,
+    /// else of the shared part (see [`super::window`]). A refusal is
+    /// `Limited` when other queues' windows exist (the queue's part of the
+    /// budget is full), `Exhausted` when its part is the whole depth.
+    #[inline(never)]
+    fn try_get_window(&self, q: &QueueTags, hint: &AtomicU32) -> Result<u32, Refusal> {
+        let layout = self.windows.layout(self.depth());
+        let slot = self.windows.slot(q, &layout);
+        match self.windows.get(&self.bitmap, &layout, slot, hint) {
+            Some(tag) => {
+                // Relaxed: accounting; tag ownership is carried by the
+                // bitmap bit.
+                q.in_flight.fetch_add(1, Ordering::Relaxed);
+                Ok(tag)
+            }
+            None if layout.limit(slot) < layout.depth => Err(Refusal::Limited),
+            None => Err(Refusal::Exhausted),
+        }
     }
 
     /// Records a refusal time for Borrow's contention window. Returns
@@ -847,9 +975,11 @@ impl HostTags {
     /// The returned mask (bit `index % 64` per queue) has been atomically
     /// taken (reset to 0): the caller must re-run every queue whose bit is
     /// set (a bit may stand for several queues whose indexes collide modulo
-    /// 64: re-run them all). A bogus or double free of a tag that is not
-    /// held is ignored and returns 0. No time is needed: idle detection
-    /// counts held tags as activity (see the module docs).
+    /// 64: re-run them all). Under [`Policy::Window`] only the bits of the
+    /// queues that may allocate now are taken (see [`super::window`],
+    /// "Hand-off"). A bogus or double free of a tag that is not held is
+    /// ignored and returns 0. No time is needed: idle detection counts held
+    /// tags as activity (see the module docs).
     #[inline]
     pub fn put(&self, q: &QueueTags, tag: u32) -> u64 {
         if !self.bitmap.put(tag) {
@@ -869,8 +999,32 @@ impl HostTags {
         if self.waiters.load(Ordering::Relaxed) == 0 {
             return 0;
         }
+        self.hand_off()
+    }
+
+    /// [`Self::put`] found waiters: takes the bits of those to re-run
+    /// (after (P)). Out of line and without the freed tag, so that `put`
+    /// costs the same under every policy: under [`Policy::Window`] the
+    /// waiters that may allocate now (see [`super::window`], "Hand-off"),
+    /// else all of them.
+    #[cold]
+    #[inline(never)]
+    fn hand_off(&self) -> u64 {
+        if self.policy() == Policy::Window {
+            // Relaxed: ordered after (P), as the load in `put`.
+            let waiters = self.waiters.load(Ordering::Relaxed);
+            match self.windows.hand_off(&self.bitmap, self.depth(), waiters) {
+                HandOff::All => {}
+                HandOff::Only(0) => return 0,
+                // Relaxed: the RMW alone returns each bit once; the other
+                // waiters keep theirs for a tag they can use.
+                HandOff::Only(bits) => {
+                    return self.waiters.fetch_and(!bits, Ordering::Relaxed) & bits
+                }
+            }
+        }
         // Relaxed: the RMW alone guarantees each set bit is returned by
-        // exactly one swap; the caller's queue re-run does its own locking.
+        // exactly one RMW; the caller's queue re-run does its own locking.
         self.waiters.swap(0, Ordering::Relaxed)
     }
 
@@ -913,8 +1067,13 @@ impl HostTags {
     /// module docs), deactivates queues not found busy for
     /// [`Self::idle_ns`], holding no tags and with no pending wake-up bit
     /// (also clearing their starved and waiting marks), then, under
-    /// [`Policy::Lend`], recomputes the per-queue lending limits.
-    pub fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], now_ns: u64) {
+    /// [`Policy::Lend`], recomputes the per-queue lending limits, and under
+    /// [`Policy::Window`] lays the windows out for the active queues.
+    ///
+    /// Returns the waiter mask to wake, as [`Self::put`] does: non-zero
+    /// only when the windows moved, which may strand queues refused under
+    /// the old layout (see [`super::window`]).
+    pub fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], now_ns: u64) -> u64 {
         let idle = self.idle_ns();
         // Relaxed: snapshot; a bit set concurrently belongs to a queue that
         // is refused right now, i.e. busy, and is skipped by the next tick.
@@ -950,8 +1109,16 @@ impl HostTags {
             // Its bit was already handed to a put.
             q.clear_flags(WAITING);
         }
-        if self.policy() == Policy::Lend {
-            self.lend_tick(queues);
+        match self.policy() {
+            Policy::Lend => {
+                self.lend_tick(queues);
+                0
+            }
+            // The windows moved: hand every waiter back.
+            Policy::Window if self.windows.tick(queues, self.depth(), self.waiter_mask()) => {
+                self.take_waiters()
+            }
+            _ => 0,
         }
     }
 
@@ -1489,6 +1656,178 @@ mod tests {
         }
     }
 
+    /// A `Window` host of `depth` tags with `queues` queues, all active and
+    /// laid out by a tick (busy, so that the tick keeps them).
+    fn windowed(depth: u32, pct: u32, queues: u32) -> (HostTags, Vec<QueueTags>) {
+        let h = HostTags::new(depth, Policy::Window).unwrap();
+        h.set_shared_pct(pct).unwrap();
+        let qs: Vec<QueueTags> = (0..queues).map(QueueTags::new).collect();
+        let hint = AtomicU32::new(0);
+        for q in &qs {
+            let t = h.get(q, &hint, 0).unwrap();
+            h.put(q, t);
+        }
+        h.tick(&qs, 1);
+        (h, qs)
+    }
+
+    #[test]
+    fn window_places_tags_in_window_then_shared_part() {
+        // 64 tags, 25% shared: 16 shared, windows of 24.
+        let (h, qs) = windowed(64, 25, 2);
+        assert_eq!(h.window(&qs[0]), Some(0..24));
+        assert_eq!(h.window(&qs[1]), Some(24..48));
+        assert_eq!(h.window_layout().shared(), 48..64);
+        assert_eq!(h.limit(&qs[0], 0), 40);
+        assert_eq!(h.limit_bound(), 0, "no fast path under window");
+        let hint = AtomicU32::new(5);
+        let mut mine = Vec::new();
+        for i in 0..40 {
+            let t = h.get(&qs[0], &hint, 0).unwrap();
+            let expected = if i < 24 { 0..24 } else { 48..64 };
+            assert!(expected.contains(&t), "allocation {i}: tag {t}");
+            mine.push(t);
+        }
+        // Its part is full: refused although queue 1's window is free.
+        assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
+        assert_eq!(h.in_use(), 40);
+        // Queue 1 still has its whole window, and nothing else.
+        let theirs = take(&h, &qs[1], 24, 0);
+        assert!(theirs.iter().all(|t| (24..48).contains(t)));
+        assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
+        assert_eq!(h.waiter_mask(), 0b11);
+        for t in theirs {
+            h.put(&qs[1], t);
+        }
+        for t in mine {
+            h.put(&qs[0], t);
+        }
+        assert_eq!(h.in_use(), 0);
+    }
+
+    #[test]
+    fn window_hands_a_tag_to_the_queues_that_can_use_it() {
+        let (h, qs) = windowed(64, 25, 3);
+        let w: Vec<Range<u32>> = qs.iter().map(|q| h.window(q).unwrap()).collect();
+        assert_eq!(w, [0..16, 16..32, 32..48]);
+        let hint = AtomicU32::new(0);
+        // Queues 0 and 1 fill their parts; queue 1 holds the shared part.
+        let q0 = take(&h, &qs[0], 16, 0);
+        let q1 = take(&h, &qs[1], 32, 0);
+        assert!(q1[16..].iter().all(|t| (48..64).contains(t)));
+        assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
+        assert_eq!(h.waiter_mask(), 0b001);
+        // A tag of queue 1's window: nobody else may use it, queue 0 keeps
+        // waiting (its bit stays for a tag it can use).
+        assert_eq!(h.put(&qs[1], q1[0]), 0);
+        assert_eq!(h.waiter_mask(), 0b001);
+        // Queue 1 refused too (taking its own tag back first).
+        assert_eq!(h.get(&qs[1], &hint, 0), Ok(q1[0]));
+        assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
+        assert_eq!(h.waiter_mask(), 0b011);
+        // A tag of queue 0's window goes to queue 0 alone.
+        assert_eq!(h.put(&qs[0], q0[3]), 0b001);
+        assert_eq!(h.waiter_mask(), 0b010);
+        assert_eq!(h.get(&qs[0], &hint, 0), Ok(q0[3]));
+        assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
+        // A shared tag: every waiter may use it.
+        assert_eq!(h.put(&qs[1], q1[20]), 0b011);
+        assert_eq!(h.waiter_mask(), 0);
+        // Queue 2's window tag with queue 2 not waiting: nobody to wake.
+        let t2 = h.get(&qs[2], &hint, 0).unwrap();
+        assert!(w[2].contains(&t2));
+        assert_eq!(h.get(&qs[0], &hint, 0), Ok(q1[20]));
+        assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
+        assert_eq!(h.put(&qs[2], t2), 0);
+        assert_eq!(h.waiter_mask(), 0b001);
+    }
+
+    #[test]
+    fn window_lone_queue_uses_everything() {
+        for pct in [0, 10, 100] {
+            let (h, qs) = windowed(40, pct, 1);
+            assert_eq!(h.limit(&qs[0], 0), 40);
+            let all = take(&h, &qs[0], 40, 0);
+            let hint = AtomicU32::new(0);
+            assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Exhausted));
+            for t in all {
+                h.put(&qs[0], t);
+            }
+        }
+    }
+
+    #[test]
+    fn window_ticks_hand_back_the_waiters_when_windows_move() {
+        let (h, mut qs) = windowed(32, 0, 1);
+        h.set_idle_ns(100);
+        assert_eq!(h.window(&qs[0]), Some(0..32));
+        let hint = AtomicU32::new(0);
+        let held = take(&h, &qs[0], 32, 2);
+        // A new queue has no window until the next tick, and with nothing
+        // shared no tag at all: it waits for the tick.
+        qs.push(QueueTags::new(1));
+        assert_eq!(h.get(&qs[1], &hint, 3), Err(Refusal::Limited));
+        assert_eq!(h.window(&qs[1]), None);
+        assert_eq!(h.limit(&qs[1], 3), 0);
+        assert_eq!(h.waiter_mask(), 0b10);
+        assert_eq!(h.tick(&qs, 4), 0b10, "the windows moved");
+        assert_eq!(h.window(&qs[1]), Some(16..32));
+        // Its window's tags, held by queue 0, are handed to it.
+        assert_eq!(h.get(&qs[1], &hint, 5), Err(Refusal::Limited));
+        let theirs = *held.iter().find(|t| (16..32).contains(*t)).unwrap();
+        assert_eq!(h.put(&qs[0], theirs), 0b10);
+        assert_eq!(h.get(&qs[1], &hint, 6), Ok(theirs));
+        // A stable layout hands nothing back.
+        assert_eq!(h.get(&qs[1], &hint, 6), Err(Refusal::Limited));
+        assert_eq!(h.tick(&qs, 7), 0);
+        assert_eq!(h.waiter_mask(), 0b10);
+        // Queue 1 idles out: the windows move again.
+        h.put(&qs[1], theirs);
+        for &t in &held {
+            if t != theirs {
+                h.put(&qs[0], t);
+            }
+        }
+        assert_eq!(h.waiter_mask(), 0, "queue 1 was handed out by a put");
+        assert_eq!(h.tick(&qs, 8), 0);
+        assert_eq!(h.tick(&qs, 200), 0, "nobody waits: nothing to hand out");
+        assert!(!qs[1].is_active() && !qs[0].is_active());
+        assert_eq!(h.window_layout().windows, 0);
+        // Other policies' ticks never hand out.
+        h.set_policy(Policy::Fair);
+        assert_eq!(h.get(&qs[0], &hint, 300).map(|_| ()), Ok(()));
+        assert_eq!(h.tick(&qs, 301), 0);
+    }
+
+    #[test]
+    fn window_settings() {
+        let h = HostTags::new(64, Policy::Fair).unwrap();
+        assert_eq!(h.shared_pct(), crate::window::DEFAULT_SHARED_PCT);
+        assert_eq!(h.set_shared_pct(101), Err(Error::InvalidPercent));
+        assert_eq!(h.shared_pct(), crate::window::DEFAULT_SHARED_PCT);
+        h.set_shared_pct(0).unwrap();
+        h.set_shared_pct(100).unwrap();
+        assert_eq!(h.shared_pct(), 100);
+        // take_waiters takes every bit, once.
+        let q = QueueTags::new(3);
+        let all = take(&h, &q, 64, 0);
+        assert_eq!(h.get(&q, &AtomicU32::new(0), 0), Err(Refusal::Exhausted));
+        assert_eq!(h.take_waiters(), 0b1000);
+        assert_eq!(h.take_waiters(), 0);
+        for t in all {
+            assert_eq!(h.put(&q, t), 0);
+        }
+        // Switching to window starts without windows.
+        let (h, qs) = windowed(64, 10, 2);
+        assert_eq!(h.window_layout().windows, 2);
+        h.set_policy(Policy::None);
+        h.set_policy(Policy::Window);
+        assert_eq!(h.window_layout().windows, 0);
+        assert_eq!(h.limit(&qs[0], 0), 64);
+        h.tick(&qs, 2);
+        assert_eq!(h.window_layout().windows, 2);
+    }
+
     #[test]
     fn lend_moves_tags_to_busiest_queue() {
         let h = HostTags::new(64, Policy::Lend).unwrap();
@@ -1671,7 +2010,7 @@ mod tests {
             6 => any::<usize>().prop_map(Op::Put),
             2 => (0u64..50).prop_map(Op::Tick),
             1 => (1u32..=40).prop_map(Op::Depth),
-            1 => (0u32..4).prop_map(Op::Policy),
+            1 => (0u32..5).prop_map(Op::Policy),
             1 => prop_oneof![Just(0u64), 1u64..100].prop_map(Op::Expiry),
             1 => (0u64..100).prop_map(Op::Contended),
         ]

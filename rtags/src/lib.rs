@@ -10,13 +10,14 @@
 //! * [`clock`]: the [`Clock`] trait: time sources read only when needed.
 //! * [`bitmap`]: sbitmap-like lock-free tag allocator.
 //! * [`queue`]: per request-queue accounting.
-//! * [`policy`]: tag sharing policies (fair, borrow, none, lend).
+//! * [`policy`]: tag sharing policies (fair, borrow, none, lend, window).
 //! * [`host`]: the host-wide budget shared by all queues.
 //! * [`link`]: a link of limited bandwidth requests queue behind.
 //! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
 //! * [`disk`]: a modelled rotational disk with a segmented read cache and
 //!   a command queue (NCQ).
 //! * [`segcache`]: the segments of the disk's read cache.
+//! * [`window`]: the `window` policy's layout and hand-off.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -31,5 +32,6 @@ pub mod queue;
 pub mod segcache;
 pub mod slice;
 pub mod sync;
+pub mod window;
 
 pub use clock::Clock;

@@ -20,6 +20,12 @@
 //!   one with most refusals since the previous tick) while keeping a reserve
 //!   of [`LEND_RESERVE`] tags for every other active queue; when nobody
 //!   fails, the limits drift back towards the fair share.
+//! * [`Policy::Window`] (after Keith Busch's RFC "sbitmap enforced fairness
+//!   for blk-mq"): every active queue owns a *window* of the bitmap, its
+//!   reserved share of the depth, and allocates there first, then in the
+//!   *shared part* that anyone may use; a freed tag wakes only the queues
+//!   that can use it. Not a count but the place of a tag limits a queue:
+//!   see [`super::window`].
 
 /// Minimum fair share ("allow at least some tags" in `hctx_may_queue`).
 pub const MIN_FAIR_SHARE: u32 = 4;
@@ -39,14 +45,23 @@ pub enum Policy {
     Borrow,
     /// Periodic stepwise lending to the busiest queue (see module docs).
     Lend,
+    /// A reserved window of the bitmap per active queue, plus a shared part
+    /// (see [`super::window`]).
+    Window,
 }
 
 impl Policy {
     /// All policies, in `as_u32` order.
-    pub const ALL: [Policy; 4] = [Policy::None, Policy::Fair, Policy::Borrow, Policy::Lend];
+    pub const ALL: [Policy; 5] = [
+        Policy::None,
+        Policy::Fair,
+        Policy::Borrow,
+        Policy::Lend,
+        Policy::Window,
+    ];
 
-    /// Parses a sysfs-style name (`fair`, `borrow`, `none`, `lend`), with an
-    /// optional single trailing newline.
+    /// Parses a sysfs-style name (`fair`, `borrow`, `none`, `lend`,
+    /// `window`), with an optional single trailing newline.
     pub fn from_name(name: &[u8]) -> Option<Policy> {
         let name = name.strip_suffix(b"\n").unwrap_or(name);
         Policy::ALL
@@ -61,6 +76,7 @@ impl Policy {
             Policy::Fair => "fair",
             Policy::Borrow => "borrow",
             Policy::Lend => "lend",
+            Policy::Window => "window",
         }
     }
 
@@ -71,6 +87,7 @@ impl Policy {
             Policy::Fair => 1,
             Policy::Borrow => 2,
             Policy::Lend => 3,
+            Policy::Window => 4,
         }
     }
 
@@ -82,6 +99,7 @@ impl Policy {
             1 => Some(Policy::Fair),
             2 => Some(Policy::Borrow),
             3 => Some(Policy::Lend),
+            4 => Some(Policy::Window),
             _ => None,
         }
     }
@@ -121,7 +139,9 @@ mod tests {
         assert_eq!(Policy::from_name(b"Fair"), None);
         assert_eq!(Policy::from_name(b""), None);
         assert_eq!(Policy::from_name(b" fair"), None);
-        assert_eq!(Policy::from_u32(4), None);
+        assert_eq!(Policy::from_u32(5), None);
+        assert_eq!(Policy::from_name(b"window"), Some(Policy::Window));
+        assert_eq!(Policy::from_name(b"windows"), None);
         assert_eq!(Policy::default(), Policy::Fair);
     }
 

@@ -30,6 +30,9 @@ pub(super) const WAITING: u32 = 1 << 2;
 /// host's starved count. Outside [`FAST_PATH_FLAGS`].
 pub(super) const STARVED: u32 = 1 << 8;
 
+/// [`QueueTags::window_slot`] of a queue without a window.
+pub(super) const NO_WINDOW: u32 = u32::MAX;
+
 /// The flags that decide whether an allocation can take the fast path
 /// (active, busy, not waiting): the low byte, so that the check is one
 /// byte compare (`state & FAST_PATH_FLAGS == ACTIVE | BUSY`).
@@ -46,6 +49,9 @@ pub struct QueueTags {
     pub(super) in_flight: AtomicU32,
     /// Limit computed by the `Lend` policy tick (0 = not set).
     pub(super) lend_limit: AtomicU32,
+    /// The window this queue owns under the `Window` policy ([`NO_WINDOW`]:
+    /// none). Written by the host tick only (see [`super::window`]).
+    pub(super) window_slot: AtomicU32,
     /// Number of `get` calls that returned a refusal.
     pub(super) failures: AtomicU64,
     /// Failure count seen by the previous `Lend` tick.
@@ -63,6 +69,7 @@ impl QueueTags {
             state: AtomicU32::new(0),
             in_flight: AtomicU32::new(0),
             lend_limit: AtomicU32::new(0),
+            window_slot: AtomicU32::new(NO_WINDOW),
             failures: AtomicU64::new(0),
             failures_seen: AtomicU64::new(0),
             last_active_ns: AtomicU64::new(0),
@@ -134,6 +141,16 @@ impl QueueTags {
         self.lend_limit.load(Ordering::Relaxed)
     }
 
+    /// The window assigned to this queue by the last `Window` tick, if any
+    /// (a snapshot; the host's layout says which tags it covers).
+    pub fn window_slot(&self) -> Option<u32> {
+        // Relaxed: statistics; the policy uses its own reads.
+        match self.window_slot.load(Ordering::Relaxed) {
+            NO_WINDOW => None,
+            slot => Some(slot),
+        }
+    }
+
     /// Sets the uncounted `flags` (BUSY, WAITING) unless all are set
     /// already: a load first keeps the line clean in the common case.
     pub(super) fn set_flags(&self, flags: u32) {
@@ -178,6 +195,7 @@ mod tests {
         assert!(!q.is_waiting());
         assert!(!q.is_starved());
         assert_eq!(q.lend_limit(), 0);
+        assert_eq!(q.window_slot(), None);
         assert_eq!(q.last_active_ns(), 0);
         q.note_busy_at(10);
         q.note_busy_at(5);

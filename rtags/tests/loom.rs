@@ -347,3 +347,205 @@ fn concurrent_resizes_leave_consistent_masks() {
         assert_eq!(w.host.limit_bound(), bound);
     });
 }
+
+/// A `window` world of `depth` tags, `pct` percent shared, both queues
+/// active and laid out by a tick: queue `i` owns window `i`.
+fn windowed(depth: u32, pct: u32) -> Arc<World> {
+    let w = world(depth, Policy::Window);
+    w.host.set_shared_pct(pct).unwrap();
+    get_put(&w, 0).unwrap();
+    get_put(&w, 1).unwrap();
+    w.host.tick(&[&w.q[0], &w.q[1]], 1);
+    w
+}
+
+/// (h) `window`, two queues racing get/put: queue 1's only tag (its window
+/// is one tag, nothing is shared) is freed by one of its CPUs while another
+/// asks for one, and queue 0 allocates and frees in its own window
+/// meanwhile. Either the get succeeds or the put of queue 1's tag returns
+/// its bit; queue 0's puts never wake queue 1 (it cannot use their tags).
+#[test]
+fn window_no_lost_wakeup() {
+    bounded(3, || {
+        let w = windowed(2, 0);
+        assert_eq!(w.host.window(&w.q[1]), Some(1..2));
+        let hint = AtomicU32::new(0);
+        let t1 = w.host.get(&w.q[1], &hint, 2).unwrap();
+        assert_eq!(t1, 1);
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 3)
+        });
+        let noise = get_put(&w, 0).unwrap();
+        let mask = w.host.put(&w.q[1], t1);
+        assert_eq!(noise & 0b10, 0, "queue 1 woken by a tag of queue 0");
+        match b.join().unwrap() {
+            Ok(t) => {
+                assert_eq!(t, 1);
+                w.host.put(&w.q[1], t);
+            }
+            Err(r) => {
+                assert_eq!(r, Refusal::Limited);
+                assert_ne!(
+                    mask & 0b10,
+                    0,
+                    "queue 1 refused but its bit was not returned"
+                );
+            }
+        }
+        assert_eq!(w.host.in_use(), 0);
+    });
+}
+
+/// (h') `window`, a shared tag: queue 1's window (one tag) is full and
+/// queue 0 frees the only shared tag while queue 1 asks: either queue 1
+/// gets the shared tag or the put returns its bit.
+#[test]
+fn window_no_lost_wakeup_shared() {
+    bounded(3, || {
+        // 3 tags, 34% shared: windows [0, 1) and [1, 2), shared [2, 3).
+        let w = windowed(3, 34);
+        assert_eq!(w.host.window_layout().shared(), 2..3);
+        let hint = AtomicU32::new(0);
+        let t1 = w.host.get(&w.q[1], &hint, 2).unwrap();
+        let t0 = w.host.get(&w.q[0], &hint, 2).unwrap();
+        let shared = w.host.get(&w.q[0], &hint, 2).unwrap();
+        assert_eq!((t0, t1, shared), (0, 1, 2));
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 3)
+        });
+        let mask = w.host.put(&w.q[0], shared);
+        match b.join().unwrap() {
+            Ok(t) => assert_eq!(t, 2),
+            Err(_) => assert_ne!(
+                mask & 0b10,
+                0,
+                "queue 1 refused but its bit was not returned"
+            ),
+        }
+    });
+}
+
+/// (i) `window`: both queues allocate at once, each at most its window and
+/// the shared part (here 3 of 4 tags: windows of one, two shared): every
+/// tag in the allocating queue's part, never one tag twice.
+#[test]
+fn window_parts_hold_under_races() {
+    bounded(3, || {
+        let w = windowed(4, 50);
+        let part = |qi: usize| -> Vec<u32> {
+            let mut p = vec![qi as u32];
+            p.extend(w.host.window_layout().shared());
+            p
+        };
+        let (p0, p1) = (part(0), part(1));
+        assert_eq!((p0.clone(), p1.clone()), (vec![0, 2, 3], vec![1, 2, 3]));
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(3);
+            let a = w2.host.get(&w2.q[1], &hint, 2);
+            let b = w2.host.get(&w2.q[1], &hint, 2);
+            [a, b]
+        });
+        let hint = AtomicU32::new(2);
+        let mine = [w.host.get(&w.q[0], &hint, 2), w.host.get(&w.q[0], &hint, 2)];
+        let theirs = b.join().unwrap();
+        let mut all = Vec::new();
+        for (tags, part) in [(mine, &p0), (theirs, &p1)] {
+            // A queue's window is always free for its first get.
+            assert!(tags[0].is_ok());
+            for t in tags.into_iter().flatten() {
+                assert!(part.contains(&t), "tag {t} outside {part:?}");
+                assert!(!all.contains(&t), "tag {t} twice");
+                all.push(t);
+            }
+        }
+        // Two shared tags for three second gets... for two: both succeed.
+        assert_eq!(all.len(), 4);
+        assert!(w.q.iter().all(|q| q.in_flight() <= w.host.limit(q, 2)));
+    });
+}
+
+/// (j) `window`: the tick moving the windows races with a queue that is
+/// refused. Queue 0 alone owns both tags (one window of two); queue 1
+/// becomes active and is refused (no window yet, nothing shared) while the
+/// tick gives it window [1, 2) and queue 0 then frees tag 1. Queue 1's bit
+/// is returned by the tick's hand-out, by the put, or by the next tick,
+/// also when the racing tick deactivated queue 1 during its get (a waiting
+/// queue gets a window whether active or not).
+#[test]
+fn window_tick_vs_refusal() {
+    bounded(3, || {
+        let w = world(2, Policy::Window);
+        w.host.set_shared_pct(0).unwrap();
+        get_put(&w, 0).unwrap();
+        w.host.tick(&[&w.q[0], &w.q[1]], 1);
+        assert_eq!(w.host.window(&w.q[0]), Some(0..2));
+        let hint = AtomicU32::new(0);
+        let held = [
+            w.host.get(&w.q[0], &hint, 2).unwrap(),
+            w.host.get(&w.q[0], &hint, 2).unwrap(),
+        ];
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 3)
+        });
+        let ticked = w.host.tick(&[&w.q[0], &w.q[1]], 3);
+        let one = if held[0] == 1 { held[0] } else { held[1] };
+        let put = w.host.put(&w.q[0], one);
+        let r = b.join().unwrap();
+        let next = w.host.tick(&[&w.q[0], &w.q[1]], 4);
+        if r.is_err() {
+            assert_ne!(
+                (ticked | put | next) & 0b10,
+                0,
+                "queue 1 refused, its bit never returned"
+            );
+        }
+        // Queue 1 has its window, unless the racing tick deactivated it
+        // (its get then re-activates it) and it waits no longer.
+        if w.q[1].is_active() || w.host.waiter_mask() & 0b10 != 0 {
+            assert_eq!(w.host.window(&w.q[1]), Some(1..2));
+        }
+    });
+}
+
+/// (j') `window`: the tick's hand-out is all that can save a refused queue
+/// here. Queue 0 alone owns both tags but holds one; queue 1 is refused (no
+/// window yet, nothing shared) while the tick gives it window [1, 2), whose
+/// tag is free: no put will come. Either queue 1's re-check sees its
+/// window, or the tick (fence (T), then the mask) returns its bit, or the
+/// next tick does. (Without (T), the re-check may read the old layout and
+/// the tick miss the bit.)
+#[test]
+fn window_tick_hands_out_free_window() {
+    bounded(3, || {
+        let w = world(2, Policy::Window);
+        w.host.set_shared_pct(0).unwrap();
+        get_put(&w, 0).unwrap();
+        w.host.tick(&[&w.q[0], &w.q[1]], 1);
+        let hint = AtomicU32::new(0);
+        let t0 = w.host.get(&w.q[0], &hint, 2).unwrap();
+        assert_eq!(t0, 0);
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 3)
+        });
+        let ticked = w.host.tick(&[&w.q[0], &w.q[1]], 3);
+        let r = b.join().unwrap();
+        let next = w.host.tick(&[&w.q[0], &w.q[1]], 4);
+        match r {
+            Ok(t) => assert_eq!(t, 1),
+            Err(_) => assert_ne!(
+                (ticked | next) & 0b10,
+                0,
+                "queue 1 refused, its bit never returned"
+            ),
+        }
+    });
+}

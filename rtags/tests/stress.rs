@@ -32,8 +32,19 @@ impl Drop for SetOnDrop<'_> {
 }
 
 fn run(policy: Policy, depth: u32) {
+    run_with(policy, depth, true);
+}
+
+/// [`run`]; without `churn`, queues are never deactivated, nothing is
+/// resized and nothing is shared, so that under `window` the windows stop
+/// moving once every queue has one: only puts can then hand out the
+/// waiters, of the tags of their windows.
+fn run_with(policy: Policy, depth: u32, churn: bool) {
     let host = HostTags::new(depth, policy).unwrap();
-    host.set_idle_ns(0);
+    host.set_idle_ns(if churn { 0 } else { u64::MAX });
+    if !churn {
+        host.set_shared_pct(0).unwrap();
+    }
     host.set_borrow_expiry_ns(1_000);
     let queues: Vec<QueueTags> = (0..THREADS as u32).map(QueueTags::new).collect();
     let owner: Vec<AtomicU32> = (0..1024).map(|_| AtomicU32::new(u32::MAX)).collect();
@@ -42,16 +53,23 @@ fn run(policy: Policy, depth: u32) {
     let refusals = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
-        // Maintenance thread: ticks, resizes and policy switches.
+        // Maintenance thread: ticks and resizes (and, under `window`,
+        // shared percentage changes), handing back the waiters as a driver
+        // must: those the tick returns, and under `window` every waiter
+        // after a change that moves the windows.
         s.spawn(|| {
             let refs: Vec<&QueueTags> = queues.iter().collect();
             let mut i = 0u32;
             while !stop.load(Ordering::Relaxed) {
                 let now = clock.fetch_add(1, Ordering::Relaxed);
-                host.tick(&refs, now);
+                kick_all(&kicks, host.tick(&refs, now));
                 i = i.wrapping_add(1);
-                if i % 64 == 0 {
+                if churn && i % 64 == 0 {
                     host.set_depth(depth - (i / 64) % 2).unwrap();
+                    if policy == Policy::Window {
+                        host.set_shared_pct((i / 128) % 3 * 20).unwrap();
+                        kick_all(&kicks, host.take_waiters());
+                    }
                 }
                 std::thread::yield_now();
             }
@@ -125,6 +143,7 @@ fn run(policy: Policy, depth: u32) {
     // Hand out any leftover waiter bits, then everything is idle.
     let leftover = host.waiter_mask();
     // The first tick consumes the busy flags, the second deactivates.
+    host.set_idle_ns(0);
     host.tick(&refs, u64::MAX - 1);
     host.tick(&refs, u64::MAX);
     if leftover == 0 {
@@ -154,4 +173,24 @@ fn stress_none() {
 #[test]
 fn stress_lend() {
     run(Policy::Lend, 12);
+}
+
+#[test]
+fn stress_window() {
+    run(Policy::Window, 12);
+}
+
+/// `window` with stable windows of two tags and nothing shared: a put that
+/// did not hand a waiting queue the tag of its window would leave it
+/// waiting (no tick hands it out once every queue has its window).
+#[test]
+fn stress_window_stable() {
+    run_with(Policy::Window, 12, false);
+}
+
+/// `window` with 7 tags for 6 queues: windows of one tag and a shared part
+/// of one or two, or no windows at all, as the shared percentage changes.
+#[test]
+fn stress_window_tight() {
+    run(Policy::Window, 7);
 }

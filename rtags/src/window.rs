@@ -1,0 +1,649 @@
+//! The `window` policy: a reserved window of the bitmap per active queue,
+//! plus a shared part, after Keith Busch's RFC "sbitmap enforced fairness
+//! for blk-mq" (2026).
+//!
+//! # Layout
+//!
+//! With `D` the host depth, `s` the shared percentage
+//! ([`HostTags::set_shared_pct`](super::host::HostTags::set_shared_pct),
+//! default [`DEFAULT_SHARED_PCT`]) and `P` windows:
+//!
+//! ```text
+//! shared = floor(D * s / 100)     reserved R = D - shared     W = floor(R / P)
+//!
+//! tags:  [0, W)     [W, 2W)    ...  [(P-1)W, PW)    [PW, D)
+//!        window 0   window 1        window P-1      shared part
+//! ```
+//!
+//! The shared part is the shared percentage plus the `R mod P` tags left
+//! over by the division. When `W` would be 0 (more windows than reserved
+//! tags) there are no windows and every tag is shared; so are they with
+//! `s = 100`, or before the first tick.
+//!
+//! A queue that owns window `k` allocates in its window first, then in the
+//! shared part, and nowhere else: its limit is `W + (D - PW)`, and no other
+//! queue can take a tag of its window. It is the *place* of a tag, not a
+//! count, that limits a queue: the bitmap is the only shared state an
+//! allocation writes (the queue's own `in_flight` is on its own line), as
+//! in the RFC, which adds no per-I/O shared atomic. A lone active queue owns
+//! `[0, R)` and the shared part: everything.
+//!
+//! # Who lays the windows out: the tick, only
+//!
+//! `P` is the number of active queues (all of them get a window, or, beyond
+//! [`MAX_WINDOWS`], none does), counting a waiting queue as active: a `get`
+//! racing with the tick that deactivates its queue may leave it inactive
+//! and refused, and without a window it might have nothing any put could
+//! hand it. A window is a *slot* `k < P`, kept by its queue across ticks
+//! while `k < P`; a queue that became active gets the lowest free slot, and
+//! the slot of a queue neither active nor waiting is freed.
+//! All of that is done by [`HostTags::tick`](super::host::HostTags::tick),
+//! serialised by its caller, and nowhere else: when `P` changes, every
+//! window moves (`W = R / P`), and a queue refused under the old layout may
+//! wait for tags that now lie in another queue's window, whose puts wake
+//! that window's owner and not it. The tick can hand the whole waiter mask
+//! back after a change (its return value); a `get` that activates a queue
+//! cannot (it returns a tag). The price: a queue that becomes active uses
+//! the shared part only, until the next tick (rnull ticks every 10 ms). This
+//! is why the default shared percentage is 10 and not 0: with 0, such a
+//! queue may have nothing to allocate from until then (and with few tags,
+//! no shared part at all); 10% leaves 90% of the depth reserved and keeps
+//! the bitmap in use while a queue with a window is idle but not yet
+//! deactivated. Depth and shared-percentage changes move the windows too:
+//! their caller hands the waiters back with
+//! [`HostTags::take_waiters`](super::host::HostTags::take_waiters), as after
+//! switching to `window` (which starts with every tag shared until the
+//! first tick).
+//!
+//! # Hand-off
+//!
+//! When a `put` finds waiters (its mask load after (P) is non-zero), it
+//! wakes, under `window`, the waiting queues that can allocate *now*:
+//!
+//! * if the shared part has a free tag, every waiter can: the whole mask is
+//!   taken (`swap(0)`), as under the other policies;
+//! * otherwise a waiting queue is woken if its window has a free tag: the
+//!   bits of those queues alone are taken (`fetch_and`), and the other
+//!   waiters keep theirs for a tag they can use.
+//!
+//! So a tag freed in a queue's window goes to that queue if it waits, and
+//! to nobody else; the wake-up is passed on to the queues that can use a
+//! free tag, and only to them. A woken queue that still finds nothing
+//! (another queue took the tag first) fails its re-check, which sets its
+//! bit again before (W), and the put of the tag's taker passes the wake-up
+//! on. The RFC passes a wake-up on from the woken waiter itself, one
+//! waiter at a time, which relies on that waiter retrying. A queue re-run
+//! by blk-mq may not call `get` at all (a bit can be stale: a successful
+//! re-check leaves it, and queues whose indexes are equal modulo 64 share
+//! it), so a shared tag's wake-up handed to a single queue could stop there
+//! while the tag is free and others wait: a free shared tag wakes every
+//! waiter. (A bit shared by several queues with windows wakes them all.)
+//!
+//! The put looks at the state after its free, not at the tag it freed: the
+//! tag is then not needed after the bitmap clear, which keeps `put`'s code
+//! the same under every policy (keeping the tag alive across the clear
+//! costs every policy a register copy on x86-64). Where exactly one queue
+//! may use the freed tag, this wakes the same queue: the tag is free in its
+//! window, unless someone took it again (see below).
+//!
+//! # Why no wake-up is lost
+//!
+//! The argument of [`super::host`] ("Why no wake-up is lost"), with the
+//! layout. A refused queue X set its bit, then ran (W), then read the
+//! layout (windows count, its slot, shared percentage, depth) and found
+//! every tag of its *region* (its window and the shared part) held. Each of
+//! those bits is cleared later by a `put` whose (P) follows (W) and whose
+//! mask load sees X's bit (or its hand-out by another put). After (P) that
+//! put reads the freed tag's word and sees the tag free (its own clear), or
+//! taken again by a later `get`, whose queue frees it later by a put that
+//! also follows (W) (the free comes after X's read of the bit in the
+//! word's modification order), for which the argument repeats. If the put
+//! reads the layout X read, the free tag is in X's window (it takes X's
+//! bit) or in the shared part (it takes every bit). If it reads another
+//! layout, a layout change C lies between the two reads. C was made by the
+//! tick (or by a depth, shared percentage or policy change, whose caller
+//! takes the waiters in the same way): its writes, then fence (T), then
+//! `swap(0)` of the mask. If (W) precedes (T) in the SeqCst order, that swap
+//! sees X's bit and returns it. If (T) precedes (W), X's reads after (W)
+//! see C's writes, and so do the putter's after (P), since (T) precedes
+//! (W) precedes (P): C is not between them. So **a refused queue's bit is
+//! returned by a later put that leaves a tag it may use free, or by the
+//! hand-out after the next layout change, or its re-check succeeded**. A
+//! queue whose region is empty (no window yet, no shared part) is handed
+//! out by the tick that gives it its window, the next one.
+//!
+//! A read of the layout that races with a change may mix old and new
+//! values (the fields are separate atomics): such a get may place a tag
+//! outside its region, and such a put may wake the wrong queue; the change's
+//! hand-out covers the waiters, and the bitmap still hands every tag out
+//! once. This is the looseness of the other policies' `Relaxed` limit
+//! checks, which a racing `get` may also see before or after a change.
+//!
+//! # Orderings
+//!
+//! Every access here is `Relaxed`: the layout and the hand-off's reads of
+//! the bitmap are ordered against the waiter mask by the fences (W), (P)
+//! and (T) of [`super::host`] as above, tag ownership by the bitmap's
+//! `Acquire`/`Release` pair, and the tick, the only writer of the windows
+//! count and the slots, is serialised by its caller.
+//!
+//! # Cost
+//!
+//! Under `window` the limit cache's bound is 0, so every `get` takes the
+//! out-of-line path, where it reads the layout (a division for `W`), then
+//! searches its window's words, then the shared part's: 215 to 240 x86-64
+//! instructions per get+put (one queue, 1 or 32 tags in flight, without or
+//! with its window; callgrind), against 56 for the fast path of the other
+//! policies in the same harness. A `put` that finds waiters reads the
+//! shared part's words, then the windows of the waiting queues (at most 16
+//! words each). The inline fast path of the other policies is unchanged,
+//! and so is `put` without waiters.
+//!
+use super::bitmap::TagBitmap;
+use super::queue::{QueueTags, NO_WINDOW};
+use super::sync::{AtomicU32, AtomicU64, Ordering};
+use core::ops::Range;
+
+/// Most windows a layout has: with more active queues than this, no queue
+/// gets a window and every tag is shared (the waiter mask has 64 bits).
+pub const MAX_WINDOWS: u32 = 64;
+
+/// Default shared percentage (see "Who lays the windows out").
+pub const DEFAULT_SHARED_PCT: u32 = 10;
+
+/// Where the windows and the shared part are: a snapshot of the inputs of
+/// one moment (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The host depth `D`.
+    pub depth: u32,
+    /// The number of windows `P` (0: every tag is shared).
+    pub windows: u32,
+    /// Tags per window `W` (0 when there are no windows).
+    pub size: u32,
+}
+
+impl Layout {
+    /// The layout of `windows` windows over `depth` tags of which
+    /// `shared_pct` percent (at most 100) are shared.
+    pub fn new(depth: u32, shared_pct: u32, windows: u32) -> Layout {
+        let shared = u64::from(depth) * u64::from(shared_pct.min(100)) / 100;
+        // At most `depth`: the percentage is at most 100.
+        let reserved = depth.saturating_sub(u32::try_from(shared).unwrap_or(depth));
+        let size = reserved.checked_div(windows).unwrap_or(0);
+        Layout {
+            depth,
+            // No window can be formed: everything is shared.
+            windows: if size == 0 { 0 } else { windows },
+            size,
+        }
+    }
+
+    /// The first tag of the shared part, where the windows end.
+    pub fn shared_start(&self) -> u32 {
+        // At most the reserved tags: size = reserved / windows.
+        self.windows.saturating_mul(self.size)
+    }
+
+    /// The shared part: every queue may allocate there.
+    pub fn shared(&self) -> Range<u32> {
+        self.shared_start()..self.depth
+    }
+
+    /// The tags of window `slot`, if there is such a window.
+    pub fn window(&self, slot: u32) -> Option<Range<u32>> {
+        if slot >= self.windows {
+            return None;
+        }
+        // No overflow: (slot + 1) * size <= shared_start() <= depth.
+        let lo = slot * self.size;
+        Some(lo..lo + self.size)
+    }
+
+    /// The window that holds `tag`, if any (`None`: shared, or beyond the
+    /// depth).
+    pub fn slot_of(&self, tag: u32) -> Option<u32> {
+        if tag < self.shared_start() {
+            // size > 0: there are windows.
+            tag.checked_div(self.size)
+        } else {
+            None
+        }
+    }
+
+    /// How many tags a queue owning window `slot` (or none) may hold: its
+    /// window and the shared part.
+    pub fn limit(&self, slot: Option<u32>) -> u32 {
+        let window = if slot.is_some_and(|s| s < self.windows) {
+            self.size
+        } else {
+            0
+        };
+        // No overflow: the window and the shared part lie in 0..depth.
+        window + self.depth.saturating_sub(self.shared_start())
+    }
+}
+
+/// How [`HostTags::put`](super::host::HostTags::put) hands a freed tag on
+/// (see "Hand-off").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum HandOff {
+    /// Every waiter may allocate: take the whole mask.
+    All,
+    /// Only the waiters of these bits may (0: none).
+    Only(u64),
+}
+
+/// The window state of a host: the shared percentage (a setting), and the
+/// layout's windows count and slots (written by the tick).
+pub(super) struct Windows {
+    /// Percentage of the depth shared by all queues (`0..=100`).
+    shared_pct: AtomicU32,
+    /// `P`, the number of windows (see [`Layout`]).
+    count: AtomicU32,
+    /// For each waiter bit (`index % 64`), the windows of the queues with
+    /// that bit (bit `k`: window `k`; several when indexes are equal modulo
+    /// 64).
+    windows_of_bit: [AtomicU64; 64],
+}
+
+impl Windows {
+    /// No windows yet (every tag shared), the default shared percentage.
+    pub(super) fn new() -> Windows {
+        Windows {
+            shared_pct: AtomicU32::new(DEFAULT_SHARED_PCT),
+            count: AtomicU32::new(0),
+            windows_of_bit: core::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// The shared percentage.
+    pub(super) fn shared_pct(&self) -> u32 {
+        // Relaxed: a layout input, read after (W) or (P), written before
+        // (T) (see "Orderings").
+        self.shared_pct.load(Ordering::Relaxed)
+    }
+
+    /// Sets the shared percentage; `false` (and nothing changed) if it is
+    /// above 100. The caller hands the waiters back (module docs).
+    pub(super) fn set_shared_pct(&self, pct: u32) -> bool {
+        if pct > 100 {
+            return false;
+        }
+        // Relaxed: a layout input, ordered before the caller's (T)
+        // (`take_waiters`) against (W) and (P) (see "Orderings").
+        self.shared_pct.store(pct, Ordering::Relaxed);
+        true
+    }
+
+    /// Drops every window (every tag shared until the next tick), e.g. when
+    /// the policy becomes `window`: the slots of that time may be stale.
+    pub(super) fn reset(&self) {
+        // Relaxed: as in `set_shared_pct`: the caller hands the waiters
+        // back after (T).
+        self.count.store(0, Ordering::Relaxed);
+    }
+
+    /// The current layout over `depth` tags.
+    pub(super) fn layout(&self, depth: u32) -> Layout {
+        // Relaxed: read after (W) (a get's re-check) or (P) (a put's
+        // hand-off), written by the tick before (T) (see "Orderings").
+        Layout::new(depth, self.shared_pct(), self.count.load(Ordering::Relaxed))
+    }
+
+    /// The window of `q` in `layout`, if it has one.
+    pub(super) fn slot(&self, q: &QueueTags, layout: &Layout) -> Option<u32> {
+        // Relaxed: as the count in `layout`. A slot of an older layout may
+        // be out of range: no window.
+        let slot = q.window_slot.load(Ordering::Relaxed);
+        (slot < layout.windows).then_some(slot)
+    }
+
+    /// Allocates a tag for the owner of window `slot` (or a queue without
+    /// one): in the window first, then in the shared part.
+    pub(super) fn get(
+        &self,
+        bitmap: &TagBitmap,
+        layout: &Layout,
+        slot: Option<u32>,
+        hint: &AtomicU32,
+    ) -> Option<u32> {
+        if let Some(w) = slot.and_then(|s| layout.window(s)) {
+            if let Some(tag) = bitmap.get_in_range(w.start, w.end, hint) {
+                return Some(tag);
+            }
+        }
+        let shared = layout.shared();
+        bitmap.get_in_range(shared.start, shared.end, hint)
+    }
+
+    /// Which of the waiters in `waiters` may allocate now, in the layout
+    /// over `depth` tags (see "Hand-off"): all if the shared part has a
+    /// free tag, else those whose window has one (for a bit shared by
+    /// several queues: one of their windows).
+    pub(super) fn hand_off(&self, bitmap: &TagBitmap, depth: u32, waiters: u64) -> HandOff {
+        let layout = self.layout(depth);
+        let shared = layout.shared();
+        if bitmap.has_free_in_range(shared.start, shared.end) {
+            return HandOff::All;
+        }
+        let mut wake = 0u64;
+        let mut rest = waiters;
+        while rest != 0 {
+            let bit = rest.trailing_zeros();
+            rest &= rest - 1;
+            // Relaxed: as the count in `layout` (read after (P), written by
+            // the tick before (T)). In range: bit < 64.
+            let mut windows = self
+                .windows_of_bit
+                .get(bit as usize)
+                .map_or(0, |w| w.load(Ordering::Relaxed));
+            while windows != 0 {
+                let slot = windows.trailing_zeros();
+                windows &= windows - 1;
+                if let Some(w) = layout.window(slot) {
+                    if bitmap.has_free_in_range(w.start, w.end) {
+                        wake |= 1u64 << bit;
+                        break;
+                    }
+                }
+            }
+        }
+        HandOff::Only(wake)
+    }
+
+    /// Lays the windows out over `depth` tags for the queues among `queues`
+    /// (all the host's) that are active or waiting (their bit is in
+    /// `waiting`): the tick's part of the policy, serialised by its caller.
+    /// Returns whether the windows moved (anything a `get` or a `put` reads
+    /// changed): the caller must then hand every waiter back ("Why no
+    /// wake-up is lost").
+    ///
+    /// A waiting queue gets a window even if it is not active: a `get`
+    /// racing with the tick that deactivates its queue may leave it
+    /// inactive and refused; without a window (and with nothing shared) no
+    /// put could ever hand it a tag.
+    pub(super) fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], depth: u32, waiting: u64) -> bool {
+        let before = self.layout(depth);
+        let wants = |q: &QueueTags| q.is_active() || waiting & q.waiter_bit() != 0;
+        let active = queues.iter().filter(|q| wants(q.as_ref())).count();
+        let count = match u32::try_from(active) {
+            Ok(n) if n <= MAX_WINDOWS => n,
+            // Too many for the waiter mask's bits: nobody gets a window.
+            _ => 0,
+        };
+        // Relaxed (all): the tick is the only writer of the count and the
+        // slots, and is serialised; its caller's (T), after these writes,
+        // orders them against the readers' (W) and (P) ("Orderings").
+        let mut changed = false;
+        // Keep the slots that are still valid (each once), free the others.
+        let mut used = 0u64;
+        for q in queues.iter().map(AsRef::as_ref) {
+            let slot = q.window_slot.load(Ordering::Relaxed);
+            let bit = 1u64.wrapping_shl(slot);
+            if wants(q) && slot < count && used & bit == 0 {
+                used |= bit;
+            } else if slot != NO_WINDOW {
+                q.window_slot.store(NO_WINDOW, Ordering::Relaxed);
+                changed = true;
+            }
+        }
+        // The lowest free slot for every active queue without one. A queue
+        // activated since the count above may find none: next tick.
+        for q in queues.iter().map(AsRef::as_ref) {
+            if wants(q) && q.window_slot.load(Ordering::Relaxed) == NO_WINDOW {
+                let slot = (!used).trailing_zeros();
+                if slot < count {
+                    used |= 1u64 << slot;
+                    q.window_slot.store(slot, Ordering::Relaxed);
+                    changed = true;
+                }
+            }
+        }
+        // Which windows each waiter bit stands for.
+        let mut by_bit = [0u64; 64];
+        for q in queues.iter().map(AsRef::as_ref) {
+            let slot = q.window_slot.load(Ordering::Relaxed);
+            if let Some(b) = by_bit.get_mut((q.index() % 64) as usize) {
+                if slot < count {
+                    *b |= 1u64 << slot;
+                }
+            }
+        }
+        for (stored, windows) in self.windows_of_bit.iter().zip(by_bit) {
+            if stored.load(Ordering::Relaxed) != windows {
+                stored.store(windows, Ordering::Relaxed);
+                changed = true;
+            }
+        }
+        self.count.store(count, Ordering::Relaxed);
+        let after = self.layout(depth);
+        // Without windows before and after (too few tags), nobody reads the
+        // slots: nothing moved.
+        after != before || (changed && after.windows != 0)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::queue::ACTIVE;
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn layout_examples() {
+        // Busch's 63 tags, two queues, 10% shared: 6 shared, 57 reserved,
+        // windows of 28, the leftover tag shared too.
+        let l = Layout::new(63, 10, 2);
+        assert_eq!((l.windows, l.size, l.shared_start()), (2, 28, 56));
+        assert_eq!(l.window(0), Some(0..28));
+        assert_eq!(l.window(1), Some(28..56));
+        assert_eq!(l.window(2), None);
+        assert_eq!(l.shared(), 56..63);
+        assert_eq!(l.limit(Some(1)), 35);
+        assert_eq!(l.limit(None), 7);
+        assert_eq!(l.slot_of(0), Some(0));
+        assert_eq!(l.slot_of(27), Some(0));
+        assert_eq!(l.slot_of(28), Some(1));
+        assert_eq!(l.slot_of(56), None);
+        assert_eq!(l.slot_of(1000), None);
+        // A lone queue: its window and the shared part are everything.
+        let l = Layout::new(64, 10, 1);
+        assert_eq!((l.window(0), l.shared()), (Some(0..58), 58..64));
+        assert_eq!(l.limit(Some(0)), 64);
+        // No windows (before the first tick, everything shared, or more
+        // windows than reserved tags).
+        for l in [
+            Layout::new(64, 0, 0),
+            Layout::new(64, 100, 3),
+            Layout::new(4, 0, 5),
+        ] {
+            assert_eq!((l.windows, l.size, l.shared()), (0, 0, 0..l.depth));
+            assert_eq!(l.limit(Some(0)), l.depth);
+            assert_eq!(l.slot_of(0), None);
+        }
+        // Percentages above 100 count as 100.
+        assert_eq!(Layout::new(64, 1000, 2), Layout::new(64, 100, 2));
+        assert_eq!(Layout::new(u32::MAX, 50, u32::MAX).limit(Some(0)), u32::MAX);
+    }
+
+    /// Windows and shared part partition the depth, in every layout.
+    #[test]
+    fn layouts_partition_the_depth() {
+        for depth in (1..=70).chain([100, 255, 256, 1000, 1024]) {
+            for pct in [0, 1, 10, 33, 50, 99, 100] {
+                for windows in 0..=70 {
+                    let l = Layout::new(depth, pct, windows);
+                    let mut owner = vec![None; depth as usize];
+                    for s in 0..l.windows {
+                        for t in l.window(s).unwrap() {
+                            assert!(owner[t as usize].replace(s).is_none());
+                        }
+                    }
+                    for t in 0..depth {
+                        assert_eq!(l.slot_of(t), owner[t as usize]);
+                        assert_eq!(owner[t as usize].is_none(), l.shared().contains(&t));
+                    }
+                    let shared = depth * pct / 100;
+                    assert!(l.shared().len() as u32 >= shared);
+                    if l.windows > 0 {
+                        assert_eq!(l.windows, windows);
+                        // The leftover of the division is less than a
+                        // window per window.
+                        assert!((l.shared().len() as u32) < shared + windows);
+                        assert_eq!(l.limit(Some(0)), l.size + l.shared().len() as u32);
+                    }
+                }
+            }
+        }
+    }
+
+    fn activate(qs: &[QueueTags], which: &[usize]) {
+        for (i, q) in qs.iter().enumerate() {
+            if which.contains(&i) {
+                q.set_flags(ACTIVE);
+            } else {
+                q.clear_flags(ACTIVE);
+            }
+        }
+    }
+
+    fn slots(qs: &[QueueTags]) -> Vec<Option<u32>> {
+        qs.iter().map(QueueTags::window_slot).collect()
+    }
+
+    /// The (waiter bit, windows) pairs the hand-off sees.
+    fn bits(w: &Windows) -> Vec<(u32, u64)> {
+        (0..64)
+            .zip(&w.windows_of_bit)
+            .map(|(b, s)| (b, s.load(Ordering::Relaxed)))
+            .filter(|&(_, s)| s != 0)
+            .collect()
+    }
+
+    #[test]
+    fn tick_assigns_windows_to_active_queues() {
+        let w = Windows::new();
+        let qs: Vec<QueueTags> = (0..4).map(|i| QueueTags::new(i + 64)).collect();
+        assert!(!w.tick(&qs, 64, 0), "nothing active, nothing to do");
+        activate(&qs, &[1, 3]);
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(slots(&qs), [None, Some(0), None, Some(1)]);
+        assert_eq!(w.layout(64).windows, 2);
+        assert_eq!(
+            bits(&w),
+            [(1, 0b1), (3, 0b10)],
+            "by waiter bit (index % 64)"
+        );
+        assert!(!w.tick(&qs, 64, 0), "stable");
+        // A third queue: the others keep their windows, which shrink.
+        activate(&qs, &[0, 1, 3]);
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(slots(&qs), [Some(2), Some(0), None, Some(1)]);
+        // Queue 1 leaves: queue 0's slot is out of range and moves.
+        activate(&qs, &[0, 3]);
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(slots(&qs), [Some(0), None, None, Some(1)]);
+        assert_eq!(bits(&w), [(0, 0b1), (3, 0b10)]);
+        // Nobody: no windows.
+        activate(&qs, &[]);
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(slots(&qs), [None; 4]);
+        assert_eq!(w.layout(64).windows, 0);
+        // Reset drops the windows until the next tick.
+        activate(&qs, &[2]);
+        assert!(w.tick(&qs, 64, 0));
+        w.reset();
+        assert_eq!(w.layout(64).windows, 0);
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(w.layout(64).windows, 1);
+    }
+
+    #[test]
+    fn waiting_queues_get_windows_too() {
+        let w = Windows::new();
+        let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
+        activate(&qs, &[0]);
+        // Queue 2 waits but was deactivated (a get racing with the tick).
+        assert!(w.tick(&qs, 64, 0b100));
+        assert_eq!(slots(&qs), [Some(0), None, Some(1)]);
+        // Once it no longer waits (and is still inactive), it loses it.
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(slots(&qs), [Some(0), None, None]);
+    }
+
+    #[test]
+    fn without_room_for_windows_nothing_moves() {
+        let w = Windows::new();
+        let qs: Vec<QueueTags> = (0..2).map(QueueTags::new).collect();
+        activate(&qs, &[0, 1]);
+        // One tag: no window can be formed for two queues.
+        assert!(!w.tick(&qs, 1, 0));
+        assert_eq!(w.layout(1).windows, 0);
+        activate(&qs, &[0]);
+        assert!(w.tick(&qs, 1, 0), "one window of one tag");
+        assert_eq!(w.layout(1).window(0), Some(0..1));
+    }
+
+    #[test]
+    fn beyond_max_windows_nobody_has_one() {
+        let w = Windows::new();
+        let qs: Vec<QueueTags> = (0..MAX_WINDOWS + 1).map(QueueTags::new).collect();
+        let all: Vec<usize> = (0..qs.len()).collect();
+        activate(&qs, &all[..MAX_WINDOWS as usize]);
+        assert!(w.tick(&qs, 1024, 0));
+        assert_eq!(w.layout(1024).windows, MAX_WINDOWS);
+        let mut seen: Vec<u32> = slots(&qs).into_iter().flatten().collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..MAX_WINDOWS).collect::<Vec<_>>());
+        activate(&qs, &all);
+        assert!(w.tick(&qs, 1024, 0));
+        assert_eq!(w.layout(1024).windows, 0);
+        assert!(slots(&qs).iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn hand_off_wakes_the_waiters_that_may_allocate() {
+        let w = Windows::new();
+        w.set_shared_pct(25);
+        let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
+        activate(&qs, &[0, 1, 2]);
+        assert!(w.tick(&qs, 64, 0));
+        // 64 tags: windows of 16, shared part 48..64. Everything held.
+        let map = TagBitmap::new(64).unwrap();
+        let hint = AtomicU32::new(0);
+        let all: Vec<u32> = (0..64).map(|_| map.get(&hint).unwrap()).collect();
+        assert_eq!(all.len(), 64);
+        assert_eq!(w.hand_off(&map, 64, 0b111), HandOff::Only(0));
+        // A tag of window 1 wakes its queue only, if it waits.
+        assert!(map.put(20));
+        assert_eq!(w.hand_off(&map, 64, 0b111), HandOff::Only(0b010));
+        assert_eq!(w.hand_off(&map, 64, 0b101), HandOff::Only(0));
+        // A shared tag wakes everyone.
+        assert!(map.put(50));
+        assert_eq!(w.hand_off(&map, 64, 0b101), HandOff::All);
+        // Queues 1 and 65 share bit 1: both windows count for it.
+        let qs: Vec<QueueTags> = [0, 1, 65].into_iter().map(QueueTags::new).collect();
+        activate(&qs, &[0, 1, 2]);
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(bits(&w), [(0, 0b1), (1, 0b110)]);
+        assert!(map.get_in_range(48, 64, &hint).is_some());
+        // Tag 20 (window 1) is free.
+        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10));
+        assert_eq!(map.get_in_range(16, 32, &hint), Some(20));
+        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0));
+        assert!(map.put(40));
+        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10), "window 2");
+    }
+
+    #[test]
+    fn shared_pct_is_validated() {
+        let w = Windows::new();
+        assert_eq!(w.shared_pct(), DEFAULT_SHARED_PCT);
+        assert!(w.set_shared_pct(0));
+        assert!(w.set_shared_pct(100));
+        assert!(!w.set_shared_pct(101));
+        assert!(!w.set_shared_pct(u32::MAX));
+        assert_eq!(w.shared_pct(), 100);
+    }
+}
