@@ -31,7 +31,7 @@ for bad in -1 101 0x65 abc "" 1x 2.5 " 5" 99999999999999999999; do
 		fail "window_shared_pct accepted '$bad'"
 	fi
 	expect_eq "$(cat $pct)" 25 "window_shared_pct unchanged after '$bad'"
-	kmsg_since | grep -q "window_shared_pct: .* refused: must be an integer in 0..=100" ||
+	kmsg_since | grep -q "for host/window_shared_pct: must be an integer in 0..=100" ||
 		fail "no log line for '$bad': $(kmsg_since)"
 done
 if su nobody -s /bin/sh -c "echo 50 > $pct" 2>/dev/null; then
