@@ -11,6 +11,7 @@ use crate::{
     kapi::{pages::PageStore, request::Status, time::now_ns, timer::Timer},
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
+    throttle::{self, Throttle},
 };
 use core::{
     pin::Pin,
@@ -45,7 +46,7 @@ pub(crate) struct DeviceData {
     /// Requests requeued by fault injection.
     pub(crate) injected_requeues: AtomicU64,
     /// The device's bandwidth limit (`mbps`).
-    pub(crate) link: Link,
+    pub(crate) link: Throttle,
 }
 
 impl DeviceData {
@@ -65,8 +66,7 @@ impl DeviceData {
             )?),
             None => None,
         };
-        let link = Link::new();
-        link.set_mib_per_s(config.mbps).map_err(|_| EINVAL)?;
+        let link = Throttle::new(config.mbps)?;
         let mut slices = KVec::with_capacity(config.submit_queues as usize, GFP_KERNEL)?;
         for _ in 0..config.submit_queues {
             slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
@@ -101,15 +101,23 @@ impl DeviceData {
         Ok(())
     }
 
-    /// The device's and the host's bandwidth links, if either has a limit
-    /// (one load per link when neither has: the per-request check).
+    /// The device's and the host's bandwidth links, if either has a limit.
+    /// Costs one load when no link in the module is limited.
     #[inline]
     pub(crate) fn bandwidth(&self) -> Option<Bandwidth<'_>> {
-        let dev = Some(&self.link).filter(|l| l.is_limited());
+        if !throttle::any_limited() {
+            return None;
+        }
+        self.limited_links()
+    }
+
+    #[inline(never)]
+    fn limited_links(&self) -> Option<Bandwidth<'_>> {
+        let dev = Some(self.link.link()).filter(|l| l.is_limited());
         let host = self
             .host
             .as_ref()
-            .map(|h| &h.link)
+            .map(|h| h.link.link())
             .filter(|l| l.is_limited());
         if dev.is_none() && host.is_none() {
             return None;

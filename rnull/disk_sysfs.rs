@@ -166,7 +166,7 @@ impl DiskFiles for RNullOps {
                 let v = params::MBPS
                     .range()
                     .parse_u64(&format_args!("rnullb{}/rnull/mbps", dev.index), input)?;
-                dev.link.set_mib_per_s(v).map_err(|_| EINVAL)
+                dev.link.set_mib_per_s(v)
             }
             _ => Err(EPERM),
         }
@@ -224,7 +224,7 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         Field::InjectedTimeouts => {
             writeln!(out, "{}", dev.injected_timeouts.load(Ordering::Relaxed))
         }
-        Field::Mbps => writeln!(out, "{}", dev.link.mib_per_s()),
+        Field::Mbps => writeln!(out, "{}", dev.link.link().mib_per_s()),
         Field::InjectedRequeues => {
             writeln!(out, "{}", dev.injected_requeues.load(Ordering::Relaxed))
         }

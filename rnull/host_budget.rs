@@ -28,7 +28,8 @@ use crate::{
         timer::{Fire, Timer},
         wake::QueueWaker,
     },
-    rtags::{host::HostTags, link::Link, queue::QueueTags},
+    rtags::{host::HostTags, queue::QueueTags},
+    throttle::Throttle,
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{prelude::*, sync::Arc};
@@ -53,7 +54,7 @@ pub(crate) struct Host {
     /// Hand-offs that took [`SLOW_HANDOFF_NS`] or more.
     slow_handoffs: AtomicU64,
     /// The bandwidth every device shares (`host_mbps`).
-    pub(crate) link: Link,
+    pub(crate) link: Throttle,
 }
 
 impl Host {
@@ -71,8 +72,7 @@ impl Host {
             EINVAL
         })?;
         tags.set_borrow_expiry_ns(config.borrow_expiry_us.saturating_mul(1000));
-        let link = Link::new();
-        link.set_mib_per_s(config.host_mbps).map_err(|_| EINVAL)?;
+        let link = Throttle::new(config.host_mbps)?;
         let mut queues = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
         let mut woken_at = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
         for i in 0..config.nr_devices {

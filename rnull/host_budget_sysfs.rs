@@ -142,7 +142,7 @@ impl AttrOps for HostFile {
             Field::StarvedQueues => writeln!(out, "{}", t.starved_queues()),
             Field::InUse => writeln!(out, "{}", t.in_use()),
             Field::SlowHandoffs => writeln!(out, "{}", self.host.slow_handoffs()),
-            Field::Mbps => writeln!(out, "{}", self.host.link.mib_per_s()),
+            Field::Mbps => writeln!(out, "{}", self.host.link.link().mib_per_s()),
         };
         r.map_err(|_| EINVAL)
     }
@@ -176,7 +176,7 @@ impl AttrOps for HostFile {
             Field::IdleMs => t.set_idle_ns(self.parse_in(input, &IDLE_MS)? * 1_000_000),
             Field::Mbps => {
                 let v = params::HOST_MBPS.range().parse_u64(&"host/mbps", input)?;
-                self.host.link.set_mib_per_s(v).map_err(|_| EINVAL)?;
+                self.host.link.set_mib_per_s(v)?;
             }
             _ => return Err(EPERM),
         }

@@ -33,6 +33,7 @@ mod kapi;
 mod params;
 pub mod rtags;
 mod spindle;
+mod throttle;
 
 module! {
     type: RNull,

@@ -56,11 +56,12 @@ impl Link {
         }
     }
 
-    /// Sets the rate in MiB/s, 0 for unlimited; refuses more than
-    /// [`MAX_MIB_PER_S`] and changes nothing then. Turning the limit on or
-    /// off forgets the backlog: reservations made before are not waited for
-    /// by requests made after (an old backlog would otherwise delay them).
-    pub fn set_mib_per_s(&self, rate: u64) -> Result<(), RateError> {
+    /// Sets the rate in MiB/s, 0 for unlimited, and returns the previous
+    /// one; refuses more than [`MAX_MIB_PER_S`] and changes nothing then.
+    /// Turning the limit on or off forgets the backlog: reservations made
+    /// before are not waited for by requests made after (an old backlog
+    /// would otherwise delay them).
+    pub fn set_mib_per_s(&self, rate: u64) -> Result<u64, RateError> {
         if rate > MAX_MIB_PER_S {
             return Err(RateError);
         }
@@ -71,7 +72,7 @@ impl Link {
             // finish time; the next one starts from whichever value wins.
             self.busy_until.store(0, Ordering::Relaxed);
         }
-        Ok(())
+        Ok(old)
     }
 
     /// When the bytes reserved so far will have crossed the link.
@@ -187,7 +188,7 @@ mod tests {
         l.set_mib_per_s(7).unwrap();
         assert_eq!(l.set_mib_per_s(MAX_MIB_PER_S + 1), Err(RateError));
         assert_eq!(l.mib_per_s(), 7);
-        l.set_mib_per_s(MAX_MIB_PER_S).unwrap();
+        assert_eq!(l.set_mib_per_s(MAX_MIB_PER_S), Ok(7));
         // The largest rate and a huge request do not overflow.
         assert!(l.reserve(u64::MAX / 2, u32::MAX as u64).is_some());
     }
