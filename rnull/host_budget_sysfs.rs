@@ -160,8 +160,9 @@ impl AttrOps for HostFile {
                 let depth = u32::try_from(self.parse_in(input, &DEPTH)?).map_err(|_| EINVAL)?;
                 t.set_depth(depth).map_err(|_| EINVAL)?;
                 // A larger budget may unblock waiting queues right away
-                // (and `window`'s windows moved).
-                self.host.wake(u64::MAX);
+                // (and `window`'s windows moved). Only the queues that wait:
+                // waking the others would stamp hand-offs that never were.
+                self.host.wake(t.take_waiters());
             }
             Field::BorrowExpiryUs => t.set_borrow_expiry_ns(
                 self.parse_in(input, params::BORROW_EXPIRY_US.range())? * 1000,
