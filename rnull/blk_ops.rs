@@ -18,6 +18,7 @@ use crate::{
     },
     rtags::bitmap::initial_hint,
     spindle::Spindle,
+    throttle,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -96,8 +97,7 @@ impl Operations for RNullOps {
         // Throttle before starting: a started request counts against the
         // request timeout, a refused one does not (blk-mq retries it after
         // its 3 ms delay, as null_blk's `mbps` stops its queues).
-        let bandwidth = dev.bandwidth();
-        if bandwidth.as_ref().is_some_and(|b| b.backlogged()) {
+        if throttle::any_limited() && dev.bandwidth().is_some_and(|b| b.backlogged()) {
             return Err(rq.refuse(Status::RESOURCE));
         }
         if let Some(host) = &dev.host {
@@ -138,11 +138,15 @@ impl Operations for RNullOps {
         // crossed the links, or as `irqmode` says, whichever is later.
         // Only data crosses the link; a flush or discard waits for what is
         // queued ahead of it but adds nothing.
-        let bytes = match info.op {
-            Op::Read | Op::Write => info.bytes,
-            _ => 0,
+        let delay = if throttle::any_limited() {
+            let bytes = match info.op {
+                Op::Read | Op::Write => info.bytes,
+                _ => 0,
+            };
+            dev.bandwidth().map(|b| b.reserve(bytes))
+        } else {
+            None
         };
-        let delay = bandwidth.map(|b| b.reserve(bytes));
         match (dev.config.irqmode, delay) {
             (IrqMode::None, None) => ctx.end(rq, status),
             (IrqMode::Softirq, None) => {

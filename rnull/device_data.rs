@@ -11,7 +11,7 @@ use crate::{
     kapi::{pages::PageStore, request::Status, time::now_ns, timer::Timer},
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
-    throttle::{self, Throttle},
+    throttle::Throttle,
 };
 use core::{
     pin::Pin,
@@ -102,17 +102,10 @@ impl DeviceData {
     }
 
     /// The device's and the host's bandwidth links, if either has a limit.
-    /// Costs one load when no link in the module is limited.
-    #[inline]
-    pub(crate) fn bandwidth(&self) -> Option<Bandwidth<'_>> {
-        if !throttle::any_limited() {
-            return None;
-        }
-        self.limited_links()
-    }
-
+    /// Out of line: callers check [`crate::throttle::any_limited`] first, so that a
+    /// request pays one load when no link in the module is limited.
     #[inline(never)]
-    fn limited_links(&self) -> Option<Bandwidth<'_>> {
+    pub(crate) fn bandwidth(&self) -> Option<Bandwidth<'_>> {
         let dev = Some(self.link.link()).filter(|l| l.is_limited());
         let host = self
             .host
