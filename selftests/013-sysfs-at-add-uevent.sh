@@ -15,7 +15,7 @@ trap cleanup_rnull EXIT
 probe=/usr/bin/uevent-probe
 requires_file "$probe"
 requires_cpus 2
-grep -q '^netlink' /proc/net/protocols 2>/dev/null ||
+grep -qi '^netlink' /proc/net/protocols 2>/dev/null ||
 	skip "kernel without CONFIG_NET: no uevent socket to listen on"
 n=8
 ready=/tmp/uevent-probe.ready
