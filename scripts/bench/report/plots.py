@@ -440,7 +440,10 @@ def plot_policies(plt, rows, dest, title):
                    edgecolor="black", linewidth=0.5)
         if jobs:
             ax.set_yscale("log")
-            ax.legend(fontsize=8)
+            # Room above the bars for the legend.
+            top = max(v for c in cs if c for v in c["jobs"].values())
+            ax.set_ylim(top=top * 6)
+            ax.legend(fontsize=8, ncol=len(jobs), loc="upper center")
         ax.set_ylabel("IOPS (log)")
 
     def cell_vals(sub, key):
