@@ -3,7 +3,7 @@
 # order every round so machine noise hits all of them alike, then send the
 # fio JSON results to the host over the console (tar | gzip | base64).
 #
-# Environment (from the host): SCENARIOS, ROUNDS, RUNTIME.
+# Environment (from the host): SCENARIOS, ROUNDS, RUNTIME, POLICIES_SUBS.
 M=/lib/modules/rnull
 J=/bench/jobs
 R=/tmp/results
@@ -11,7 +11,7 @@ CPUS=$(nproc)
 LASTCPU=$((CPUS - 1))
 ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-5}
-SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policy_switch slices slice_clock slice_single slice_cost}
+SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost}
 export LASTCPU RUNTIME
 mkdir -p $R
 
@@ -304,6 +304,147 @@ policy_switch() {
 	[ -f iops_iops.2.log ] && mv iops_iops.2.log B_iops.2.log
 	cd / || return
 	echo "bench: [policy_switch] timeline recorded ($(wc -l <$out/switches.txt) switches)"
+}
+
+# Tag fairness on the maintainers' scenarios (issue #14), under every policy
+# the driver offers: the list comes from host/policy, so a policy added to
+# the driver is benchmarked without editing this file. One module load per
+# run. Beside each run's rROUND.json, rROUND.handoffs holds the change of
+# host/slow_handoffs over the run: refused queues that got a tag 1 ms or
+# more after a completion woke them for one (the restart protocol should
+# keep it at 0), and the variant's `params` file says what was loaded.
+# Variants are SUB-POLICY; the report builds one table from them.
+H=/sys/module/rnull/host
+
+# host_policies: the names host/policy lists (the active one is bracketed).
+host_policies() {
+	load rnull host_queue_depth=1 >/dev/null || return
+	tr -d '[]' <$H/policy
+	unload_all
+}
+
+# pol_note SUB POLICY TEXT: the variant's `params` file (module parameters
+# and sysfs settings of its runs).
+pol_note() {
+	mkdir -p "$R/policies/$1-$2"
+	echo "rnull: $3" >"$R/policies/$1-$2/params"
+}
+
+# pol_run SUB POLICY ROUND FIO-ARGS...: one fio run of the loaded rnull as
+# variant SUB-POLICY, with its slow hand-offs beside the JSON.
+pol_run() {
+	pr_var=$1-$2 pr_round=$3
+	shift 3
+	pr_h0=$(cat $H/slow_handoffs)
+	run policies "$pr_var" rnull "$pr_round" "$@"
+	pr_n=$(($(cat $H/slow_handoffs) - pr_h0))
+	echo "$pr_n" >"$R/policies/$pr_var/rnull/r$pr_round.handoffs"
+	[ "$pr_n" = 0 ] || echo "bench: [policies] $pr_var round $pr_round: $pr_n slow hand-offs"
+}
+
+# Yu Kuai's case: host depth 32, 1 ms timer completions, A busy (iodepth
+# 32), B about 10 I/Os a second (iodepth 1). Virtual time needs no slowed
+# clock (the `fairness` scenario's 10 ms): the guest keeps up with 32k
+# timer completions a second when its time is counted in instructions. B
+# stays active between its I/Os (idle_ms 5000: blk-mq retires an idle queue
+# only from its timeout work, seconds after the last request). Twice the
+# run time: B does only ten I/Os a second.
+pol_kuai() {
+	pp="nr_devices=2 host_queue_depth=32 tag_policy=$2 irqmode=2 completion_nsec=1000000 submit_queues=1"
+	load rnull $pp || return
+	echo 5000 >$H/idle_ms
+	pol_note kuai "$2" "$pp; host/idle_ms=5000"
+	B_IOPS=10 RUNTIME=$((RUNTIME * 2)) pol_run kuai "$2" "$1" $J/fairness.fio
+}
+
+# Keith Busch's NVMe case: two namespaces on one queue of 63 tags. The
+# heavy device writes 128 KiB at iodepth 256 behind a 1750 MiB/s link
+# (rnull/mbps; Busch's 14.0k IOPS) and completes when its bytes have
+# crossed it, so its requests hold their tags while they queue behind
+# bandwidth (63 on the link: 4.5 ms each). The light device reads 512
+# bytes at iodepth 1 and completes after a fixed 350 us (about 2.7k IOPS
+# alone, Busch's 2,726). Each light request needs a tag exactly when the
+# heavy device may hold all of them, and the heavy device's tags come back
+# only one every 71 us: that is the starvation the policies differ on (with
+# 1 ms fixed completions and no bandwidth limit, the tags come back so fast
+# that even `none` costs the light job only 7-11%, issue #14). Each job is
+# pinned to its own vCPU, so the light job's turnaround does not depend on
+# the heavy one's CPU time. blk-mq's own depth (hw_queue_depth 256) is not
+# what binds: the heavy job's 256 requests all reach the driver, and the
+# 63-tag budget refuses the rest, as the shared NVMe queue does.
+BUSCH_MBPS=1750
+BUSCH_LIGHT_NS=350000
+busch_load() {
+	pp="nr_devices=2 host_queue_depth=63 tag_policy=$1 irqmode=2 completion_nsec=$BUSCH_LIGHT_NS submit_queues=1 hw_queue_depth=256"
+	load rnull $pp || return
+	echo 0 >/sys/block/rnullb0/rnull/completion_nsec
+	echo "$BUSCH_MBPS" >/sys/block/rnullb0/rnull/mbps
+	BUSCH_PARAMS="$pp; rnullb0: rnull/mbps=$BUSCH_MBPS rnull/completion_nsec=0"
+}
+pol_busch() {
+	busch_load "$2" || return
+	pol_note busch "$2" "$BUSCH_PARAMS"
+	pol_run busch "$2" "$1" $J/policies-busch.fio
+}
+
+# Jens Axboe's first question: the QD1 job alone. The light job of
+# Busch's case with the heavy device loaded but idle: its solo baseline.
+pol_qd1_alone() {
+	busch_load "$2" || return
+	pol_note qd1_alone "$2" "$BUSCH_PARAMS; fio --section=light (no heavy job)"
+	pol_run qd1_alone "$2" "$1" --section=light $J/policies-busch.fio
+}
+
+# Axboe's second: iodepth 32 against iodepth 32 on two devices sharing a
+# 32-tag budget and a 1000 MiB/s host link (host_mbps): 128 KiB reads that
+# complete when their bytes have crossed the link, so each device's
+# bandwidth is its share of the requests on the link, i.e. of the tags.
+pol_qd32_split() {
+	pp="nr_devices=2 host_queue_depth=32 host_mbps=1000 tag_policy=$2 irqmode=2 completion_nsec=0 submit_queues=1"
+	load rnull $pp || return
+	pol_note qd32_split "$2" "$pp"
+	pol_run qd32_split "$2" "$1" $J/policies-split.fio
+}
+
+# blktests block/035: fast (1 ms) and slow (100 ms) devices, iodepth 64
+# each, a 64-tag budget; twice the run time for the slow one's sake.
+pol_block035() {
+	pp="nr_devices=2 host_queue_depth=64 tag_policy=$2 irqmode=2 completion_nsec=1000000 submit_queues=1 hw_queue_depth=64"
+	load rnull $pp || return
+	echo 100000000 >/sys/block/rnullb1/rnull/completion_nsec
+	pol_note block035 "$2" "$pp; rnullb1: rnull/completion_nsec=100000000"
+	RUNTIME=$((RUNTIME * 2)) pol_run block035 "$2" "$1" $J/block035.fio
+}
+
+# Three devices completing in 100 us, 1 ms and 10 ms, iodepth 12 each, on
+# one 12-tag budget: how each policy shares it among different latencies.
+# 12 tags are blk-mq's minimum fair share (4) for each of three: 40k, 4k
+# and 400 IOPS under `fair`. A larger budget makes the 100 us device's
+# share more than the guest's CPU can complete (with 32 tags it did 66-80k
+# of the 110k its 11 tags allow), and the figures then measure CPU time.
+pol_latencies() {
+	pp="nr_devices=3 host_queue_depth=12 tag_policy=$2 irqmode=2 completion_nsec=100000 submit_queues=1"
+	load rnull $pp || return
+	echo 1000000 >/sys/block/rnullb1/rnull/completion_nsec
+	echo 10000000 >/sys/block/rnullb2/rnull/completion_nsec
+	pol_note latencies "$2" "$pp; rnullb1, rnullb2: rnull/completion_nsec=1000000, 10000000"
+	pol_run latencies "$2" "$1" $J/policies-latencies.fio
+}
+
+# POLICIES_SUBS selects sub-scenarios (default: all). Each pol_SUB loads
+# rnull with $pp, the module parameters, unquoted: one word per parameter.
+POLICIES_SUBS=${POLICIES_SUBS:-kuai busch qd1_alone qd32_split block035 latencies}
+policies_round() {
+	for sub in $POLICIES_SUBS; do
+		"pol_$sub" "$1" "$2"
+	done
+}
+policies() {
+	pols=$(host_policies)
+	[ -n "$pols" ] || { echo "bench: [policies] cannot read host/policy"; return; }
+	echo "bench: [policies] policies: $pols"
+	# $pols unquoted: one word per policy.
+	alternate "$ROUNDS" policies_round $pols
 }
 
 # The rotational model for the slice scenarios: its clock dilated so that

@@ -7,7 +7,8 @@
 # default; wall: multi-threaded TCG on the host clock), CPUS (guest vCPUs,
 # default 2), PEAK_CPUS (vCPU counts of the peak matrix, default "1 4"), MEM,
 # ROUNDS (virtual 2, wall 5), RUNTIME (seconds per fio run: virtual 2, wall
-# 5), SCENARIOS (default: all).
+# 5), SCENARIOS (default: all), POLICIES_SUBS (sub-scenarios of `policies`,
+# default: all).
 # Output: bench/results/<time>/{raw/c<cpus>/,summary.*,report.md,*.png};
 # raw/ stays out of git.
 set -euo pipefail
@@ -26,7 +27,7 @@ main() {
 	*) echo "bench: CLOCK=$clock is not virtual or wall" >&2; exit 2 ;;
 	esac
 	fair_ns=${FAIR_COMPLETION_NS:-10000000}
-	scenarios=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policy_switch slices slice_clock slice_single slice_cost}
+	scenarios=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost}
 	stamp=$(date +%Y%m%d-%H%M%S)
 	out="bench/results/$stamp"
 	mkdir -p "$out/raw"
@@ -54,7 +55,7 @@ main() {
 			--env "ROUNDS=$rounds" --env "RUNTIME=$runtime" --env "SCENARIOS=$boot_scen" \
 			--env "FAIR_COMPLETION_NS=$fair_ns" --env "SLICES_US=${SLICES_US:-}" \
 			--env "SLICE_DILATION=${SLICE_DILATION:-8}" --env "SLICE_START=${SLICE_START:-completion}" \
-			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" |
+			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" --env "POLICIES_SUBS=${POLICIES_SUBS:-}" |
 			grep --line-buffered '^bench:' || true
 		mkdir -p "$out/raw/c$n"
 		tr -d '\r' <out/logs/latest/serial.log | sed -n '/^RNULL-RESULTS-BEGIN$/,/^RNULL-RESULTS-END$/p' |
@@ -79,7 +80,7 @@ main() {
 	  "runtime_s": $runtime,
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
 	  "host": "$host",
-	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_DILATION:+ SLICE_DILATION=$SLICE_DILATION}",
+	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_DILATION:+ SLICE_DILATION=$SLICE_DILATION}",
 	  "wall_seconds": $wall,
 	  "scenarios": {
 	    "peak": {"title": "Peak matrix: 4k random, io_uring, gtod_reduce, one hardware queue of depth 256 per vCPU, numjobs = vCPUs"},
@@ -90,6 +91,7 @@ main() {
 	    "hotpath": {"title": "Host tag budget cost: 2 devices busy, irqmode 0, io_uring, every vCPU, host depth 1024 (never binds)"},
 	    "fairness": {"title": "Yu Kuai's scenario: host depth 32, $((fair_ns / 1000)) us completions, A iodepth 32, B at a 1% duty cycle ($((10000000 / fair_ns > 0 ? 10000000 / fair_ns : 1)) IOPS)", "completion_us": $((fair_ns / 1000))},
 	    "block035": {"title": "blktests block/035: fast (1 ms) vs slow (100 ms) device, iodepth 64 each, host depth 64"},
+	    "policies": {"title": "Tag fairness on the maintainers' scenarios, every policy host/policy lists: Kuai, Busch, Axboe's two, block/035, three latencies"},
 	    "policy_switch": {"title": "Per-device IOPS while the policy is switched at run time (Kuai's load, $((fair_ns / 1000)) us completions)"},
 	    "slices": {"title": "Herrmann's table on the rotational model (model_time_dilation=${SLICE_DILATION:-8}, time_slice_start=${SLICE_START:-completion}): libaio, iodepth 1, jobs pinned, own regions", "dilation": ${SLICE_DILATION:-8}},
 	    "slice_clock": {"title": "Slice clock from selection vs from first completion: 250 us, sequential read, model_time_dilation=${SLICE_DILATION:-8}"},

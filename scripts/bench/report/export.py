@@ -9,13 +9,14 @@ import shutil
 
 from common import WARNINGS, warn
 from matrix import matrix_json
+from policies import policy_cells
 
 CSV_FIELDS = [
     "cpus", "scenario", "variant", "driver", "job", "n",
     "iops_mean", "iops_stdev", "iops_min", "iops_max",
     "ref", "ratio", "ratio_spread", "ratio_ci_lo", "ratio_ci_hi", "ratio_df", "ratio_p",
     "ratio_rmin", "ratio_rmax",
-    "p50_ns", "p99_ns", "p999_ns", "lat_mean_ns", "ctx_per_io",
+    "p50_ns", "p99_ns", "p999_ns", "lat_mean_ns", "ctx_per_io", "bw_mean", "slow_handoffs",
 ]
 # Written with 6 significant digits; other floats are rounded to 3 decimals.
 SIG6 = {"ratio", "ratio_spread", "ratio_ci_lo", "ratio_ci_hi", "ratio_df", "ratio_p", "ratio_rmin",
@@ -45,6 +46,7 @@ def write_json(rows, verd, tls, meta, plots, path, clock, matrix=()):
         "rows": rows,
         "verdicts": verd,
         "peak_matrix": matrix_json(matrix),
+        "policies": policy_cells(rows),
         "policy_switch": [{"cpus": t.cpus, "driver": t.driver, "variant": t.variant,
                            "switches": [{"t_ms": a, "policy": b} for a, b in t.switches],
                            "segments": t.segments} for t in tls],

@@ -17,6 +17,11 @@ matrix (with `ref` and `params` files) and hotpath, on the virtual or the
 wall clock. Its means are exact (peak_mean(), HOTPATH_FACTOR); the rounds
 scatter around them by ROUND_SCATTER[clock], in opposite directions for
 rnull and null_blk.
+
+generate_policies() writes scenario `policies` (boot c2, virtual clock):
+every sub-scenario under the policies of POLICIES_FAKE, IOPS and bandwidth
+as in the POL_* tables below (exact per-job means, rounds scattered by
+±1e-4), `r<N>.handoffs` files with the counts of POL_HANDOFFS.
 """
 
 from __future__ import annotations
@@ -84,10 +89,12 @@ META_SCENARIOS = {
 
 
 def fio_job(name, read_iops=0.0, write_iops=0.0, p50=None, p99=None, p999=None,
-            lat_mean=None, ctx=0, read_ios=None, write_ios=None, runtime_s=10):
-    """Minimal fio 3.33 job entry with the keys report.py reads."""
+            lat_mean=None, ctx=0, read_ios=None, write_ios=None, runtime_s=10, bs=4096):
+    """Minimal fio 3.33 job entry with the keys report.py reads (bs: block
+    size in bytes, for the bandwidth fields)."""
     def direction(iops, ios, active):
-        d = {"io_bytes": int(iops * runtime_s * 4096), "bw": int(iops * 4),
+        d = {"io_bytes": int(iops * runtime_s * bs), "bw_bytes": int(iops * bs),
+             "bw": int(iops * bs / 1024),
              "iops": float(iops), "runtime": runtime_s * 1000,
              "total_ios": int(ios if ios is not None else iops * runtime_s),
              "short_ios": 0, "drop_ios": 0,
@@ -345,6 +352,86 @@ def generate_boots(root, clock="virtual", rounds=ROUNDS, tweak=None):
     return root
 
 
+# --------------------------------------------------------------------------
+# scenario `policies`: sub-scenario × policy
+
+POLICIES_FAKE = ("none", "fair", "borrow", "lend", "window")
+POL_CPUS = 2
+# Kuai: A's IOPS (borrow / fair = 1.9375: passes); B does 10 IOPS.
+POL_KUAI_A = {"none": 32000, "fair": 16000, "borrow": 31000, "lend": 24000, "window": 30000}
+POL_KUAI_B_P99 = 1_100_000
+# Busch: the heavy job, the light job and the light job alone (qd1_alone).
+POL_HEAVY = 14000
+POL_LIGHT = {"none": 300, "fair": 2650, "borrow": 2400, "lend": 2600, "window": 2690}
+POL_SOLO = 2700          # borrow: 2400/2700 = 0.889 < 0.9 fails; none 0.111 loses
+POL_LIGHT_P99 = {"none": 9_000_000, "fair": 400_000, "borrow": 480_000, "lend": 410_000,
+                 "window": 390_000}
+# Axboe b: MiB/s of devices a and b (128 KiB requests); lend 0.923 fails.
+POL_SPLIT = {"none": (700, 300), "fair": (500, 500), "borrow": (510, 490),
+             "lend": (520, 480), "window": (500, 495)}
+# block/035: fast and slow IOPS; none has fast < slow (fails).
+POL_035 = {"none": (500, 600), "fair": (30000, 320), "borrow": (31000, 320),
+           "lend": (30500, 320), "window": (30000, 320)}
+POL_LATENCIES = {"100us": 40000, "1ms": 4000, "10ms": 400}
+# Slow hand-offs per (variant, round); the rest 0. busch-borrow fails.
+POL_HANDOFFS = {("busch-borrow", 1): 3}
+POL_SCATTER = (1 - 1e-4, 1 + 1e-4)
+
+
+def policy_jobs(sub, pol):
+    """[(fio job kwargs)] of one run of sub-scenario `sub` under `pol`,
+    before the per-round scatter; a policy without values of its own has
+    fair's."""
+    pol = pol if pol in POLICIES_FAKE else "fair"
+    if sub == "kuai":
+        return [dict(name="A", read_iops=POL_KUAI_A[pol], p50=2_000_000),
+                dict(name="B", read_iops=10, p50=1_000_000, p99=POL_KUAI_B_P99)]
+    if sub == "busch":
+        return [dict(name="heavy", write_iops=POL_HEAVY, p50=18_000_000, bs=131072),
+                dict(name="light", read_iops=POL_LIGHT[pol], p50=360_000,
+                     p99=POL_LIGHT_P99[pol], bs=512)]
+    if sub == "qd1_alone":
+        return [dict(name="light", read_iops=POL_SOLO, p50=360_000, p99=370_000, bs=512)]
+    if sub == "qd32_split":
+        return [dict(name=j, read_iops=mib * 8, p50=4_000_000, bs=131072)
+                for j, mib in zip(("a", "b"), POL_SPLIT[pol])]
+    if sub == "block035":
+        return [dict(name=j, read_iops=v) for j, v in zip(("fast", "slow"), POL_035[pol])]
+    return [dict(name=j, read_iops=v) for j, v in POL_LATENCIES.items()]
+
+
+def generate_policies(root, rounds=2, policies=POLICIES_FAKE, handoffs=None):
+    """Write scenario `policies` (new layout, boot c2, virtual clock);
+    handoffs {(variant, round): n} replaces POL_HANDOFFS."""
+    handoffs = POL_HANDOFFS if handoffs is None else handoffs
+    subs = ("kuai", "busch", "qd1_alone", "qd32_split", "block035", "latencies")
+    for sub in subs:
+        for pol in policies:
+            var = f"{sub}-{pol}"
+            vdir = os.path.join(root, f"c{POL_CPUS}", "policies", var)
+            for r in range(1, rounds + 1):
+                m = POL_SCATTER[(r - 1) % len(POL_SCATTER)]
+                jobs = []
+                for kw in policy_jobs(sub, pol):
+                    kw = dict(kw)
+                    for k in ("read_iops", "write_iops"):
+                        if k in kw:
+                            kw[k] *= m
+                    jobs.append(fio_job(kw.pop("name"), **kw))
+                write_json(os.path.join(vdir, "rnull", f"r{r}.json"), fio_doc(jobs))
+                with open(os.path.join(vdir, "rnull", f"r{r}.handoffs"), "w") as f:
+                    f.write(f"{handoffs.get((var, r), 0)}\n")
+            with open(os.path.join(vdir, "params"), "w") as f:
+                f.write(f"rnull: nr_devices=2 host_queue_depth=32 tag_policy={pol}\n")
+    write_json(os.path.join(root, "meta.json"), {
+        "date": "2025-03-01T12:00:00Z", "clock": "virtual", "guest_mem": "1G",
+        "boots": [{"cpus": POL_CPUS, "scenarios": ["policies"]}],
+        "rounds": rounds, "kernel": "6.12.117",
+        "command": f"make bench SCENARIOS=policies ROUNDS={rounds}", "wall_seconds": 600,
+        "scenarios": {"policies": {"title": "Tag fairness on the maintainers' scenarios"}}})
+    return root
+
+
 def main():
     ap = argparse.ArgumentParser(description="Write a synthetic rnull RESULTS tree.")
     ap.add_argument("outdir")
@@ -352,10 +439,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--boots", action="store_true",
                     help="new layout (boots c1 and c4, peak matrix)")
+    ap.add_argument("--policies", action="store_true",
+                    help="new layout, scenario policies only (boot c2, virtual clock)")
     ap.add_argument("--clock", choices=("virtual", "wall"), default="virtual",
                     help="with --boots: the clock in meta.json")
     a = ap.parse_args()
-    if a.boots:
+    if a.policies:
+        generate_policies(a.outdir, a.rounds)
+    elif a.boots:
         generate_boots(a.outdir, a.clock, a.rounds)
     else:
         generate(a.outdir, a.rounds, a.seed)

@@ -24,6 +24,14 @@ def fmt_us(ns):
     return f"{us:.1f}" if us < 100 else f"{us:,.0f}"
 
 
+def fmt_mibs(bytes_per_s):
+    """Bandwidth in MiB/s (from bytes/s)."""
+    if bytes_per_s is None:
+        return "–"
+    mib = bytes_per_s / (1 << 20)
+    return f"{mib:.1f}" if mib < 100 else f"{mib:,.0f}"
+
+
 def fmt_ratio(r, sp):
     if r is None:
         return "–"

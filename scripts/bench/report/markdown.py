@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from clocks import CANNOT_SHOW, COMPARISON, LABEL, MEANS, WALL
 from common import WARNINGS, cpus_key, dig, ordered
-from fmt import fmt_ci, fmt_cmp, fmt_iops, fmt_ratio, fmt_us, fmt_wall, md_escape
+from fmt import fmt_ci, fmt_cmp, fmt_iops, fmt_mibs, fmt_ratio, fmt_us, fmt_wall, md_escape
 from names import (HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, RATIO_HEAD, REF_DRIVER,
                    SCENARIO_ORDER, SLICE_WORKLOADS)
 from parse import PCT_KEYS
 from plots import scenario_title
+from policies import SUB_LABEL, SUB_WHAT, policy_cells
 from rows import by_cpus, by_scenario, row_cmp, slice_cells
 
 
@@ -121,9 +122,63 @@ def peak_matrix_table(cells, clock):
     return caption(cap, clock) + md_table(head, body) + [""]
 
 
+def _light_cell(c):
+    if c["light_iops"] is None:
+        return "–"
+    s = fmt_iops(c["light_iops"])
+    if c["light_vs_solo"] is not None:
+        return f"{s} / {fmt_iops(c['solo_iops'])} = **{c['light_vs_solo']:.3f}**"
+    return s
+
+
+def _split_cell(c):
+    if c["split"] is None:
+        return "–"
+    a, b = c["split_jobs"]
+    return f"{a} {fmt_mibs(c['bw'][a])} / {b} {fmt_mibs(c['bw'][b])} MiB/s: **{c['split']:.3f}**"
+
+
+def _devices_cell(c):
+    """IOPS per job, for sub-scenarios without a busy and a light job."""
+    if c["busy_job"] or c["light_job"]:
+        return ""
+    return " · ".join(f"{md_escape(j)} {fmt_iops(v)}" for j, v in c["jobs"].items())
+
+
+def policies_table(cells, clock):
+    """The `policies` scenario as one table: sub-scenario × policy."""
+    multi = len({c["cpus"] for c in cells}) > 1
+    head = ((["vCPUs"] if multi else [])
+            + ["scenario", "policy", "busy IOPS", "light IOPS (/ solo)", "light p99 µs",
+               "bandwidth split (min/max)", "IOPS per device", "slow hand-offs"])
+    body = []
+    for c in cells:
+        h = c["slow_handoffs"]
+        body.append(([str(c["cpus"])] if multi else [])
+                    + [md_escape(SUB_LABEL.get(c["sub"], c["sub"])), md_escape(c["policy"]),
+                       fmt_iops(c["busy_iops"]), _light_cell(c),
+                       fmt_us(c["light_p99_ns"]) if c["light_job"] else "",
+                       _split_cell(c), _devices_cell(c), "–" if h is None else str(h)])
+    n = sorted({c["n"] for c in cells})
+    rounds = "/".join(str(x) for x in n)
+    cap = (f"Tag policies on the maintainers' scenarios: IOPS means over {rounds} "
+           f"round{'s' if n != [1] else ''}; light job against the same job alone under the "
+           "same policy; p99 of its completion latency; bandwidth of the smaller device over "
+           "the larger; slow hand-offs summed over the rounds")
+    what = [f"- **{SUB_LABEL.get(s, s)}**: {SUB_WHAT[s]}" for s in
+            dict.fromkeys(c["sub"] for c in cells) if s in SUB_WHAT]
+    return what + [""] + caption(cap, clock) + md_table(head, body) + [""]
+
+
 def params_details(rows, clock):
     """The module parameters of each run (the `params` files), folded."""
-    ps = [r for r in rows if r.get("params")]
+    seen = set()
+    ps = []
+    for r in rows:   # one line per run, not per fio job
+        k = (r["cpus"], r["variant"], r["driver"])
+        if r.get("params") and k not in seen:
+            seen.add(k)
+            ps.append(r)
     if not ps:
         return []
     body = [[str(r["cpus"]), md_escape(r["variant"]), md_escape(r["driver"]),
@@ -209,8 +264,11 @@ def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=()
             L += peak_matrix_table(matrix, clock) + params_details(scen_rows[scen], clock)
         if scen == "slices" and scen in scen_rows:
             L += herrmann_tables(scen_rows[scen], clock)
-        if scen == "peak" and matrix:
-            L += (["<details><summary>All peak runs</summary>", ""]
+        cells = policy_cells(scen_rows[scen]) if scen == "policies" else []
+        if cells:
+            L += policies_table(cells, clock) + params_details(scen_rows[scen], clock)
+        if (scen == "peak" and matrix) or cells:
+            L += ([f"<details><summary>All {scen} runs</summary>", ""]
                   + scenario_table(scen_rows[scen], scen, clock) + ["", "</details>", ""])
         elif scen in scen_rows:
             L += scenario_table(scen_rows[scen], scen, clock) + [""]

@@ -8,10 +8,13 @@ from common import natural_key, ordered
 
 SCENARIO_ORDER = [
     "peak", "qd_sweep", "shared_tags", "memory", "starvation", "hotpath",
-    "fairness", "block035", "slices", "slice_clock", "slice_single", "slice_cost", "policy_switch",
+    "fairness", "block035", "policies", "slices", "slice_clock", "slice_single", "slice_cost",
+    "policy_switch",
 ]
 DRIVER_ORDER = ["rnull", "null_blk", "rnull_mod"]
-POLICY_ORDER = ["none", "fair", "borrow", "lend"]
+# Display order of tag policies; the benchmarks run whatever host/policy
+# lists, and a policy not named here comes after these.
+POLICY_ORDER = ["none", "fair", "borrow", "lend", "window"]
 SLICE_WORKLOADS = ["seqread", "seqwrite", "randread"]
 SLICE_RE = re.compile(r"^(?P<wl>.+?)-ts(?P<ts>\d+)-j(?P<nj>\d+)$")
 
@@ -33,9 +36,15 @@ VARIANT_ORDER = {
     "fairness": POLICY_ORDER,
     "block035": POLICY_ORDER,
 }
+# Scenario `policies`: variants `<sub-scenario>-<policy>`, sub-scenarios in
+# this order.
+POLICIES_SUBS = ["kuai", "busch", "qd1_alone", "qd32_split", "block035", "latencies"]
+
 # Scenarios without group_reporting: one row per fio job.
-PER_JOB_SCENARIOS = {"fairness", "block035"}
-JOB_ORDER = {"fairness": ["A", "B"], "block035": ["fast", "slow"]}
+PER_JOB_SCENARIOS = {"fairness", "block035", "policies"}
+JOB_ORDER = {"fairness": ["A", "B"], "block035": ["fast", "slow"],
+             "policies": ["A", "B", "heavy", "light", "a", "b", "fast", "slow",
+                          "100us", "1ms", "10ms"]}
 REF_DRIVER = "null_blk"
 HOTPATH_REF_VARIANT = "tags-off"
 # Header of the ratio column where the reference is not C null_blk.
@@ -57,9 +66,26 @@ def slices_key(v: str):
     return (0, wi, wl, int(m["ts"]), int(m["nj"]))
 
 
+def split_policy_variant(var: str):
+    """(sub-scenario, policy) of a `policies` variant `<sub>-<policy>`;
+    policy None without a dash."""
+    sub, sep, pol = var.rpartition("-")
+    return (sub, pol) if sep else (var, None)
+
+
+def policies_key(var: str):
+    """Order of `policies` variants: sub-scenario, then policy."""
+    sub, pol = split_policy_variant(var)
+    si = POLICIES_SUBS.index(sub) if sub in POLICIES_SUBS else len(POLICIES_SUBS)
+    pi = POLICY_ORDER.index(pol) if pol in POLICY_ORDER else len(POLICY_ORDER)
+    return (si, natural_key(sub), pi, natural_key(pol or ""))
+
+
 def variant_order(scen: str, variants):
     if scen == "slices":
         return sorted(variants, key=slices_key)
+    if scen == "policies":
+        return sorted(variants, key=policies_key)
     return ordered(variants, VARIANT_ORDER.get(scen, ()))
 
 

@@ -4,6 +4,7 @@
 Layouts (see README.md):
 
     new: RESULTS/c<cpus>/<scenario>/<variant>/<driver>/r<N>.json
+         RESULTS/c<cpus>/<scenario>/<variant>/<driver>/r<N>.handoffs   (optional)
          RESULTS/c<cpus>/<scenario>/<variant>/{ref,params}   (optional)
     old: RESULTS/<scenario>/<variant>/<driver>/r<N>.json     (one boot,
          meta.json guest_cpus vCPUs)
@@ -22,6 +23,7 @@ from names import PER_JOB_SCENARIOS
 
 PCT_KEYS = {"p50": "50.000000", "p99": "99.000000", "p999": "99.900000"}
 RFILE_RE = re.compile(r"^r(\d+)\.json$")
+HANDOFFS_SUFFIX = ".handoffs"
 BOOT_RE = re.compile(r"^c(\d+)$")
 
 
@@ -35,6 +37,8 @@ class Sample:
     lat_mean: float | None = None
     ctx: float | None = None
     total_ios: float | None = None
+    bw: float | None = None          # bytes/s, read + write
+    handoffs: int | None = None      # the run's host/slow_handoffs delta
     round: int | None = None
 
 
@@ -109,7 +113,19 @@ def job_sample(job: dict, ctx: str) -> Sample:
     tio = [num(dig(job, x, "total_ios")) for x in ("read", "write")]
     s.total_ios = sum(t for t in tio if t is not None) if any(
         t is not None for t in tio) else None
+    bws = [_bw_bytes(job, x) for x in ("read", "write")]
+    s.bw = sum(b for b in bws if b is not None) if any(b is not None for b in bws) else None
     return s
+
+
+def _bw_bytes(job: dict, d: str):
+    """Bandwidth of direction d in bytes/s: fio's bw_bytes, else its bw
+    (KiB/s)."""
+    v = num(dig(job, d, "bw_bytes"))
+    if v is None:
+        kib = num(dig(job, d, "bw"))
+        v = None if kib is None else kib * 1024
+    return v
 
 
 def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
@@ -139,6 +155,8 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
         for name, s in samples:
             if name in out:  # same name twice: sum IOPS, keep first latencies
                 out[name].iops += s.iops
+                if s.bw is not None:
+                    out[name].bw = (out[name].bw or 0.0) + s.bw
             else:
                 out[name] = s
         return out
@@ -147,8 +165,10 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
                  p99=first.p99, p999=first.p999, lat_mean=first.lat_mean)
     ctxs = [s.ctx for _, s in samples if s.ctx is not None]
     tios = [s.total_ios for _, s in samples if s.total_ios is not None]
+    bws = [s.bw for _, s in samples if s.bw is not None]
     agg.ctx = sum(ctxs) if ctxs else None
     agg.total_ios = sum(tios) if tios else None
+    agg.bw = sum(bws) if bws else None
     return {"": agg}
 
 
@@ -259,13 +279,32 @@ def collect(results: str, meta: dict | None = None) -> Results:
     return res
 
 
+def read_handoffs(path: str):
+    """A run's `r<N>.handoffs` file: the change of host/slow_handoffs over
+    the run, one integer; None if absent or unreadable."""
+    lines = _text_lines(path)
+    if not lines:
+        return None
+    try:
+        n = int(lines[0])
+    except ValueError:
+        warn(f"{path}: expected an integer, got {lines[0]!r}")
+        return None
+    if n < 0:
+        warn(f"{path}: negative count {n}")
+        return None
+    return n
+
+
 def _collect_driver(data, bkey, var, drv, ddir, per_job):
     files = sorted((f for f in os.listdir(ddir) if RFILE_RE.match(f)), key=natural_key)
     for fn in files:
         res = parse_fio(os.path.join(ddir, fn), per_job)
         if not res:
             continue
+        handoffs = read_handoffs(os.path.join(ddir, fn[:-len(".json")] + HANDOFFS_SUFFIX))
         for job, s in res.items():
+            s.handoffs = handoffs
             s.round = int(RFILE_RE.match(fn)[1])
             (data.setdefault(bkey, {}).setdefault(var, {})
              .setdefault(drv, {}).setdefault(job, []).append(s))

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from clocks import VIRTUAL
 from common import dig, num, ordered, warn
 from fmt import fmt_iops, fmt_ratio, fmt_us
-from names import (DRIVER_ORDER, HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, POLICY_ORDER,
-                   REF_DRIVER, SCENARIO_ORDER, SLICE_RE, SLICE_WORKLOADS, VARIANT_ORDER,
-                   variant_number)
+from names import (DRIVER_ORDER, HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, POLICIES_SUBS,
+                   POLICY_ORDER, REF_DRIVER, SCENARIO_ORDER, SLICE_RE, SLICE_WORKLOADS,
+                   VARIANT_ORDER, variant_number)
 from parse import PCT_KEYS
+from policies import SUB_LABEL, find_cell, policy_cells
 from rows import by_cpus, find_row
 from stats import ratio_spread
-from thresholds import FAIRNESS_LAT_FACTOR, FAIRNESS_TARGET_RATIO, HOST_COST_FLOOR, PEAK_AHEAD_RATIO
+from thresholds import (BUSCH_KEEP_FLOOR, BUSCH_LOSE_CEILING, FAIRNESS_LAT_FACTOR,
+                        FAIRNESS_TARGET_RATIO, HOST_COST_FLOOR, PEAK_AHEAD_RATIO, SPLIT_FLOOR)
 
 PCT_LABEL = {"p50": "p50", "p99": "p99", "p999": "p99.9"}
 DRIVER_COLORS = {"rnull": "#1f77b4", "null_blk": "#ff7f0e",
@@ -405,6 +407,86 @@ def plot_slices(plt, rows, dest, title):
     return _save(plt, fig, dest, "slices.png")
 
 
+def plot_policies(plt, rows, dest, title):
+    """The `policies` table as six panels, one per sub-scenario's figure of
+    merit, policies along x: Kuai's busy IOPS, Busch's light/solo, Axboe's
+    split, block/035 and the three latencies (IOPS per device, log), and
+    the slow hand-offs."""
+    cells = policy_cells(rows)
+    if not cells:
+        return None
+    pols = ordered({c["policy"] for c in cells}, POLICY_ORDER)
+    x = range(len(pols))
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.4))
+    (a_kuai, a_busch, a_split), (a_035, a_lat, a_hand) = axes
+
+    def bars(ax, vals, color, ylabel, fmt):
+        xs = [i for i, v in enumerate(vals) if v is not None]
+        ax.bar(xs, [vals[i] for i in xs], 0.6, color=color, edgecolor="black", linewidth=0.5)
+        for i in xs:
+            ax.annotate(fmt(vals[i]), (i, vals[i]), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=8)
+        ax.set_ylabel(ylabel)
+
+    def per_job(ax, sub):
+        cs = [find_cell(cells, sub, p) for p in pols]
+        jobs = ordered({j for c in cs if c for j in c["jobs"]},
+                       ["fast", "slow", "100us", "1ms", "10ms"])
+        w = 0.8 / max(1, len(jobs))
+        for ji, j in enumerate(jobs):
+            xs = [i for i, c in enumerate(cs) if c and c["jobs"].get(j)]
+            ax.bar([i - 0.4 + w * (ji + 0.5) for i in xs], [cs[i]["jobs"][j] for i in xs],
+                   w * 0.95, label=j, color=EXTRA_COLORS[ji % len(EXTRA_COLORS)],
+                   edgecolor="black", linewidth=0.5)
+        if jobs:
+            ax.set_yscale("log")
+            # Room above the bars for the legend.
+            top = max(v for c in cs if c for v in c["jobs"].values())
+            ax.set_ylim(top=top * 6)
+            ax.legend(fontsize=8, ncol=len(jobs), loc="upper center")
+        ax.set_ylabel("IOPS (log)")
+
+    def cell_vals(sub, key):
+        return [(find_cell(cells, sub, p) or {}).get(key) for p in pols]
+
+    bars(a_kuai, cell_vals("kuai", "busy_iops"), "#4c72b0", "busy IOPS", fmt_iops)
+    _kfmt(a_kuai)
+    bars(a_busch, cell_vals("busch", "light_vs_solo"), "#dd8452", "light IOPS / solo",
+         lambda v: f"{v:.3f}")
+    a_busch.axhline(BUSCH_KEEP_FLOOR, color="green", ls="--", lw=1,
+                    label=f"keeps ≥ {BUSCH_KEEP_FLOOR}")
+    a_busch.axhline(BUSCH_LOSE_CEILING, color="#b00000", ls=":", lw=1,
+                    label=f"loses ≤ {BUSCH_LOSE_CEILING}")
+    a_busch.set_ylim(0, 1.15)
+    a_busch.legend(fontsize=8, loc="lower right")
+    bars(a_split, cell_vals("qd32_split", "split"), "#55a868", "bandwidth min/max",
+         lambda v: f"{v:.3f}")
+    a_split.axhline(SPLIT_FLOOR, color="green", ls="--", lw=1, label=f"target ≥ {SPLIT_FLOOR}")
+    a_split.set_ylim(0, 1.15)
+    a_split.legend(fontsize=8, loc="lower right")
+    per_job(a_035, "block035")
+    per_job(a_lat, "latencies")
+    subs = ordered({c["sub"] for c in cells}, POLICIES_SUBS)
+    w = 0.8 / max(1, len(subs))
+    for si, sub in enumerate(subs):
+        vals = cell_vals(sub, "slow_handoffs")
+        xs = [i for i, v in enumerate(vals) if v is not None]
+        a_hand.bar([i - 0.4 + w * (si + 0.5) for i in xs], [vals[i] for i in xs], w * 0.95,
+                   label=sub, color=EXTRA_COLORS[si % len(EXTRA_COLORS)],
+                   edgecolor="black", linewidth=0.5)
+    a_hand.set_ylabel("slow hand-offs (≥ 1 ms)")
+    a_hand.legend(fontsize=7, ncol=2)
+    for ax, sub in ((a_kuai, "kuai"), (a_busch, "busch"), (a_split, "qd32_split"),
+                    (a_035, "block035"), (a_lat, "latencies"), (a_hand, None)):
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(pols)
+        ax.set_title(SUB_LABEL.get(sub, sub) if sub else "slow hand-offs per run (target 0)",
+                     fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(title, fontsize=11)
+    return _save(plt, fig, dest, "policies.png")
+
+
 def plot_policy_switch(plt, tls, dest, title):
     """One panel per (timeline, job), stacked with a shared time axis, so a
     light job is not flattened by a busy one."""
@@ -553,6 +635,8 @@ def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd):
         add(scen, lambda: plot_hotpath(plt, rows, dest, t))
     elif scen == "slices":
         add(scen, lambda: plot_slices(plt, rows, dest, t))
+    elif scen == "policies":
+        add(scen, lambda: plot_policies(plt, rows, dest, t))
     elif scen in PER_JOB_SCENARIOS:
         pass
     else:  # peak (old layout), shared_tags, memory and unknown scenarios

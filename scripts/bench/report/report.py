@@ -13,7 +13,8 @@ for the plots (else they are skipped with a warning).
 
 Modules: parse (tree, fio JSON, meta), timeline (policy_switch logs), rows
 (statistics rows and references), stats, thresholds, clocks, matrix (peak
-matrix), verdicts, fmt, plots, markdown, export (CSV/JSON/meta copy).
+matrix), policies (the tag-policy table), verdicts, fmt, plots, markdown,
+export (CSV/JSON/meta copy).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from markdown import write_md  # noqa: E402
 from matrix import peak_matrix  # noqa: E402
 from parse import collect, load_meta  # noqa: E402
 from plots import make_plots  # noqa: E402
+from policies import policy_cells  # noqa: E402
 from rows import summarize  # noqa: E402
 from timeline import collect_timelines  # noqa: E402
 from verdicts import verdicts  # noqa: E402
@@ -39,7 +41,7 @@ from verdicts import verdicts  # noqa: E402
 
 def generate(results: str, outdir: str, plots: bool = True) -> dict:
     """Build all outputs; returns {'rows', 'verdicts', 'timelines', 'plots',
-    'warnings', 'clock', 'peak_matrix'}."""
+    'warnings', 'clock', 'peak_matrix', 'policies'}."""
     WARNINGS.clear()
     os.makedirs(outdir, exist_ok=True)
     meta = load_meta(results)
@@ -55,7 +57,8 @@ def generate(results: str, outdir: str, plots: bool = True) -> dict:
     write_md(rows, verd, tls, meta, pl, os.path.join(outdir, "report.md"),
              res.clock, res.boots, matrix)
     return {"rows": rows, "verdicts": verd, "timelines": tls, "plots": pl,
-            "warnings": list(WARNINGS), "clock": res.clock, "peak_matrix": matrix}
+            "warnings": list(WARNINGS), "clock": res.clock, "peak_matrix": matrix,
+            "policies": policy_cells(rows)}
 
 
 def main(argv=None) -> int:

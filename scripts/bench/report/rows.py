@@ -65,6 +65,11 @@ def _stats_row(key, ss, res: Results) -> dict:
         row[f"{attr}_ns_stdev"] = stdev0(vals) if any(v is not None for v in vals) else None
     row["lat_mean_ns"] = mean_or_none([s.lat_mean for s in ss])
     row["lat_mean_ns_stdev"] = stdev0([s.lat_mean for s in ss])
+    row["bw_mean"] = mean_or_none([s.bw for s in ss])
+    # A count per run: the total over the rounds that have one.
+    hs = [s.handoffs for s in ss if s.handoffs is not None]
+    row["slow_handoffs"] = sum(hs) if hs else None
+    row["slow_handoffs_max"] = max(hs) if hs else None
     cpi = [s.ctx / s.total_ios for s in ss if s.ctx is not None and s.total_ios]
     row["ctx_per_io"] = statistics.fmean(cpi) if cpi else None
     row["ctx_per_io_stdev"] = stdev0(cpi) if cpi else None

@@ -498,6 +498,161 @@ class BootsWallTest(GeneratedTree):
             self.assertIn("wall clock", c)
 
 
+class PoliciesTest(GeneratedTree):
+    """Scenario `policies`: the one table, its cells and verdicts
+    (fake_results.generate_policies: 2 rounds, policies none, fair,
+    borrow, lend and window)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make(lambda d: fake_results.generate_policies(d, rounds=2), HAVE_MPL)
+        cls.cells = {(c["sub"], c["policy"]): c for c in cls.res["policies"]}
+        cls.v = cls.res["verdicts"]["policies"]
+
+    def verdict(self, check, **kw):
+        out = [x for x in self.v if x["check"] == check
+               and all(x.get(k) == val for k, val in kw.items())]
+        self.assertEqual(len(out), 1, (check, kw, out))
+        return out[0]
+
+    def test_no_warnings(self):
+        self.assertEqual(self.res["warnings"], [], self.stderr)
+        self.assertEqual(self.res["clock"], "virtual")
+
+    def test_cells(self):
+        F = fake_results
+        self.assertEqual(len(self.cells), 6 * 5)
+        # table order: sub-scenario, then policy (window after lend)
+        self.assertEqual([(c["sub"], c["policy"]) for c in self.res["policies"]][:6],
+                         [("kuai", p) for p in F.POLICIES_FAKE] + [("busch", "none")])
+        c = self.cells[("busch", "borrow")]
+        # rounds scatter by ±1e-4 around the fake means: their mean is exact
+        self.assertAlmostEqual(c["busy_iops"], F.POL_HEAVY, places=6)
+        self.assertAlmostEqual(c["light_iops"], 2400, places=6)
+        self.assertAlmostEqual(c["solo_iops"], F.POL_SOLO, places=6)
+        self.assertAlmostEqual(c["light_vs_solo"], 2400 / 2700, places=9)
+        self.assertAlmostEqual(c["light_p99_ns"], 480_000, places=3)
+        self.assertEqual((c["slow_handoffs"], c["slow_handoffs_max"]), (3, 3))
+        s = self.cells[("qd32_split", "lend")]
+        self.assertEqual(s["split_jobs"], ["a", "b"])
+        self.assertAlmostEqual(s["bw"]["a"], 520 * 2 ** 20, delta=1)   # 128 KiB × IOPS
+        self.assertAlmostEqual(s["split"], 480 / 520, places=5)
+        self.assertEqual(list(self.cells[("latencies", "fair")]["jobs"]),
+                         ["100us", "1ms", "10ms"])
+        self.assertIsNone(self.cells[("kuai", "fair")]["light_vs_solo"])   # B has no solo run
+
+    def test_verdicts(self):
+        self.assertTrue(self.verdict("kuai_borrow_over_fair")["pass"])
+        self.assertAlmostEqual(self.verdict("kuai_borrow_over_fair")["value"], 31000 / 16000,
+                               places=9)
+        keeps = {x["policy"]: x["pass"] for x in self.v if x["check"] == "busch_keeps"}
+        self.assertEqual(keeps, {"fair": True, "borrow": False, "window": True})
+        self.assertTrue(self.verdict("busch_loses", policy="none")["pass"])   # 0.111 ≤ 0.8
+        self.assertNotIn("pass", self.verdict("busch_info", policy="lend"))    # no target
+        split = {x["policy"]: x["pass"] for x in self.v if x["check"] == "split_even"}
+        self.assertEqual(split, {"fair": True, "borrow": True, "lend": False, "window": True})
+        self.assertNotIn("pass", self.verdict("split_info", policy="none"))
+        fast = {x["policy"]: x["pass"] for x in self.v if x["check"] == "block035_fast_ge_slow"}
+        self.assertEqual(fast, {"none": False, "fair": True, "borrow": True, "lend": True,
+                                "window": True})
+        hand = {x["sub"]: x["pass"] for x in self.v if x["check"] == "slow_handoffs"}
+        self.assertEqual(hand, {"kuai": True, "busch": False, "qd1_alone": True,
+                                "qd32_split": True, "block035": True, "latencies": True})
+        self.assertEqual(self.verdict("slow_handoffs", sub="busch")["counts"]["borrow"], 3)
+
+    def test_report_md(self):
+        head = ("| scenario | policy | busy IOPS | light IOPS (/ solo) | light p99 µs | "
+                "bandwidth split (min/max) | IOPS per device | slow hand-offs |")
+        self.assertEqual(self.md.count(head), 1)   # one table
+        for s in ("| Busch | borrow | 14.0k | 2.4k / 2.7k = **0.889** | 480 | – |  | 3 |",
+                  "| Axboe b | lend | – | – |  | a 520 / b 480 MiB/s: **0.923** | a 4.2k · b 3.8k | 0 |",
+                  "| block/035 | none | – | – |  | – | fast 500 · slow 600 | 0 |",
+                  "| three latencies | window | – | – |  | – | 100us 40.0k · 1ms 4.0k · 10ms 400 | 0 |",
+                  "Busch/borrow: light IOPS / solo = 2.4k / 2.7k = 0.889 (target ≥ 0.9) → **FAIL**",
+                  "Busch/none: light IOPS / solo = 300 / 2.7k = 0.111 (must visibly lose: ≤ 0.8) "
+                  "→ **PASS**",
+                  "Busch: slow hand-offs none 0, fair 0, borrow 3, lend 0, window 0",
+                  "**Verdict summary:** 16/20 checks pass.", "**Clock:** virtual",
+                  "<details><summary>All policies runs</summary>"):
+            self.assertIn(s, self.md)
+        for c in table_captions(self.md):
+            self.assertIn("virtual clock", c)
+        self.assertIn("IOPS means over 2 rounds", self.md)
+
+    def test_csv_and_json(self):
+        rows = read_csv(os.path.join(self.out, "summary.csv"), with_cpus=True)
+        r = rows[(2, "policies", "busch-borrow", "rnull", "light")]
+        self.assertEqual(r["slow_handoffs"], "3")
+        self.assertAlmostEqual(float(r["bw_mean"]), 2400 * 512, places=0)
+        obj = json.loads(read(os.path.join(self.out, "summary.json")))
+        self.assertEqual(len(obj["policies"]), 30)
+        self.assertEqual(obj["policies"][0]["variant"], "kuai-none")
+
+    @unittest.skipUnless(HAVE_MPL, "matplotlib not available")
+    def test_png(self):
+        self.assertEqual(self.res["plots"]["policies"], ["policies.png"])
+        self.assertIn("](policies.png)", self.md)
+        self.assertGreater(os.path.getsize(os.path.join(self.out, "policies.png")), 5000)
+
+
+class PoliciesEdgeTest(unittest.TestCase):
+    """Policies the report has no target for, missing solo runs and
+    broken hand-off files."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = os.path.join(self.tmp.name, "results")
+        self.out = os.path.join(self.tmp.name, "out")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_unknown_policy_and_missing_solo(self):
+        # "fifo": a policy the report does not know; its busch has no solo run
+        fake_results.generate_policies(self.root, rounds=1, policies=("fair", "fifo"),
+                                       handoffs={("kuai-fifo", 1): 2})
+        solo = os.path.join(self.root, "c2", "policies", "qd1_alone-fifo")
+        for f in os.listdir(os.path.join(solo, "rnull")):
+            os.remove(os.path.join(solo, "rnull", f))
+        res, _ = quiet(report.generate, self.root, self.out, plots=False)
+        self.assertTrue(any("no solo run (qd1_alone-fifo" in w for w in res["warnings"]))
+        cells = [(c["sub"], c["policy"]) for c in res["policies"]]
+        self.assertEqual(cells[:2], [("kuai", "fair"), ("kuai", "fifo")])   # unknown last
+        v = res["verdicts"]["policies"]
+        self.assertFalse([x for x in v if x.get("policy") == "fifo" and x["check"] in
+                          ("busch_keeps", "busch_loses", "busch_info")])
+        # Axboe b is judged under every policy but none, fifo included
+        self.assertTrue([x for x in v if x.get("policy") == "fifo" and x["check"] == "split_even"])
+        # no borrow run: no Kuai verdict, and a warning says why
+        self.assertFalse([x for x in v if x["check"] == "kuai_borrow_over_fair"])
+        self.assertTrue(any("'borrow' and 'fair'" in w for w in res["warnings"]))
+        hand = [x for x in v if x["check"] == "slow_handoffs" and x["sub"] == "kuai"][0]
+        self.assertFalse(hand["pass"])
+
+    def test_handoff_files(self):
+        fake_results.generate_policies(self.root, rounds=2, policies=("fair",))
+        d = os.path.join(self.root, "c2", "policies")
+        with open(os.path.join(d, "kuai-fair", "rnull", "r1.handoffs"), "w") as f:
+            f.write("many\n")
+        with open(os.path.join(d, "busch-fair", "rnull", "r2.handoffs"), "w") as f:
+            f.write("-1\n")
+        for r in (1, 2):
+            os.remove(os.path.join(d, "block035-fair", "rnull", f"r{r}.handoffs"))
+        res, _ = quiet(report.generate, self.root, self.out, plots=False)
+        w = "\n".join(res["warnings"])
+        self.assertIn("expected an integer, got 'many'", w)
+        self.assertIn("negative count -1", w)
+        self.assertIn("block035-fair: no slow hand-off counts", w)
+        cells = {c["sub"]: c for c in res["policies"]}
+        self.assertEqual(cells["kuai"]["slow_handoffs"], 0)   # round 2 only
+        self.assertEqual(cells["busch"]["slow_handoffs"], 0)  # round 1 only
+        self.assertIsNone(cells["block035"]["slow_handoffs"])
+        md = read(os.path.join(self.out, "report.md"))
+        self.assertIn("| block/035 | fair | – | – |  | – | fast 30.0k · slow 320 | – |", md)
+        hand = {x["sub"] for x in res["verdicts"]["policies"] if x["check"] == "slow_handoffs"}
+        self.assertNotIn("block035", hand)
+
+
 class CompareTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from clocks import VIRTUAL
 from common import dig, natural_key, num, ordered, warn
-from fmt import fmt_cmp, fmt_iops, fmt_ratio, fmt_us
-from names import DRIVER_ORDER, HOTPATH_REF_VARIANT, POLICY_ORDER
+from fmt import fmt_cmp, fmt_iops, fmt_mibs, fmt_ratio, fmt_us
+from names import DRIVER_ORDER, HOTPATH_REF_VARIANT, POLICIES_SUBS, POLICY_ORDER
+from policies import SUB_LABEL, find_cell, policy_cells
 from rows import by_cpus, by_scenario, find_row, row_ratio, slice_cells
 from stats import ratio_spread
-from thresholds import (CONFIDENCE, FAIRNESS_LAT_FACTOR, FAIRNESS_TARGET_RATIO, HOST_COST_FLOOR,
-                        PEAK_AHEAD_RATIO, SLICE_CFQ_TARGET, SLICE_GAIN_TARGET, SLICE_GAIN_TS,
-                        SLICE_LOSS_FLOOR, VIRTUAL_EQUAL_REL)
+from thresholds import (BUSCH_KEEP_FLOOR, BUSCH_KEEP_POLICIES, BUSCH_LOSE_CEILING,
+                        BUSCH_LOSE_POLICIES, CONFIDENCE, FAIRNESS_LAT_FACTOR,
+                        FAIRNESS_TARGET_RATIO, HOST_COST_FLOOR, PEAK_AHEAD_RATIO,
+                        SLICE_CFQ_TARGET, SLICE_GAIN_TARGET, SLICE_GAIN_TS, SLICE_LOSS_FLOOR,
+                        SLOW_HANDOFFS_MAX, SPLIT_EXEMPT_POLICIES, SPLIT_FLOOR,
+                        VIRTUAL_EQUAL_REL)
 
 CI_PCT = f"{CONFIDENCE * 100:g}%"
 
@@ -116,6 +120,8 @@ def boot_verdicts(rows: list[dict], meta: dict, clock: str) -> dict:
         out["fairness"] = fairness_verdicts(rows, scen_rows["fairness"], meta)
     if "block035" in scen_rows:
         out["block035"] = block035_verdicts(rows, scen_rows["block035"])
+    if "policies" in scen_rows:
+        out["policies"] = policies_verdicts(policy_cells(scen_rows["policies"]))
     if "hotpath" in scen_rows:
         out["hotpath"] = hotpath_verdicts(rows, scen_rows["hotpath"], clock)
     if "slice_cost" in scen_rows:
@@ -188,6 +194,82 @@ def block035_verdicts(rows, rs):
                            f"{drv}/{var}: fast {fmt_iops(f['iops_mean'])} "
                            f"{'≥' if ok else '<'} slow {fmt_iops(s['iops_mean'])}",
                            driver=drv, policy=var, fast=f["iops_mean"], slow=s["iops_mean"]))
+    return v
+
+
+def policies_verdicts(cells):
+    """The issue's targets on the `policies` table (one boot's cells):
+    Kuai's busy device borrow/fair, Busch's light job against its solo
+    IOPS, Axboe's bandwidth split, block/035's fast >= slow, and no slow
+    hand-offs. Means decide (each a ratio of means over the rounds)."""
+    v = []
+
+    def check(name, ok, text, **kw):
+        v.append(pass_fail(name, ok, text, **kw))
+
+    def pols(sub):
+        return ordered({c["policy"] for c in cells if c["sub"] == sub}, POLICY_ORDER)
+
+    b, f = find_cell(cells, "kuai", "borrow"), find_cell(cells, "kuai", "fair")
+    if b and f and b["busy_iops"] is not None and f["busy_iops"]:
+        r = b["busy_iops"] / f["busy_iops"]
+        check("kuai_borrow_over_fair", r >= FAIRNESS_TARGET_RATIO,
+              f"Kuai: busy IOPS borrow / fair = {fmt_iops(b['busy_iops'])} / "
+              f"{fmt_iops(f['busy_iops'])} = {r:.3f} (target ≥ {FAIRNESS_TARGET_RATIO})",
+              sub="kuai", value=r, target=FAIRNESS_TARGET_RATIO)
+    elif any(c["sub"] == "kuai" for c in cells):
+        warn("policies/kuai: need the busy job under both 'borrow' and 'fair'")
+    for pol in pols("busch"):
+        c = find_cell(cells, "busch", pol)
+        r = c["light_vs_solo"]
+        if r is None:
+            continue
+        what = (f"Busch/{pol}: light IOPS / solo = {fmt_iops(c['light_iops'])} / "
+                f"{fmt_iops(c['solo_iops'])} = {r:.3f}")
+        if pol in BUSCH_KEEP_POLICIES:
+            check("busch_keeps", r >= BUSCH_KEEP_FLOOR, f"{what} (target ≥ {BUSCH_KEEP_FLOOR})",
+                  sub="busch", policy=pol, value=r, target=BUSCH_KEEP_FLOOR)
+        elif pol in BUSCH_LOSE_POLICIES:
+            check("busch_loses", r <= BUSCH_LOSE_CEILING,
+                  f"{what} (must visibly lose: ≤ {BUSCH_LOSE_CEILING})",
+                  sub="busch", policy=pol, value=r, target=BUSCH_LOSE_CEILING)
+        else:
+            v.append({"check": "busch_info", "sub": "busch", "policy": pol, "value": r,
+                      "text": f"{what} (no target for {pol})"})
+    for pol in pols("qd32_split"):
+        c = find_cell(cells, "qd32_split", pol)
+        if c["split"] is None:
+            continue
+        a, bb = c["split_jobs"]
+        what = (f"Axboe b/{pol}: bandwidth {a} {fmt_mibs(c['bw'][a])} / {bb} "
+                f"{fmt_mibs(c['bw'][bb])} MiB/s, min/max = {c['split']:.3f}")
+        if pol in SPLIT_EXEMPT_POLICIES:
+            v.append({"check": "split_info", "sub": "qd32_split", "policy": pol,
+                      "value": c["split"], "text": f"{what} (no target for {pol})"})
+        else:
+            check("split_even", c["split"] >= SPLIT_FLOOR, f"{what} (target ≥ {SPLIT_FLOOR})",
+                  sub="qd32_split", policy=pol, value=c["split"], target=SPLIT_FLOOR)
+    for pol in pols("block035"):
+        c = find_cell(cells, "block035", pol)
+        fast, slow = c["jobs"].get("fast"), c["jobs"].get("slow")
+        if fast is None or slow is None:
+            warn(f"policies/block035-{pol}: need jobs 'fast' and 'slow'")
+            continue
+        ok = fast >= slow
+        check("block035_fast_ge_slow", ok,
+              f"block/035/{pol}: fast {fmt_iops(fast)} {'≥' if ok else '<'} slow {fmt_iops(slow)}",
+              sub="block035", policy=pol, fast=fast, slow=slow)
+    subs = ordered({c["sub"] for c in cells}, POLICIES_SUBS)
+    for sub in subs:
+        counted = [c for c in cells if c["sub"] == sub and c["slow_handoffs"] is not None]
+        if not counted:
+            continue
+        ok = all(c["slow_handoffs_max"] <= SLOW_HANDOFFS_MAX for c in counted)
+        per = ", ".join(f"{c['policy']} {c['slow_handoffs']}" for c in counted)
+        check("slow_handoffs", ok,
+              f"{SUB_LABEL.get(sub, sub)}: slow hand-offs {per} (target: at most "
+              f"{SLOW_HANDOFFS_MAX} in every run)", sub=sub,
+              counts={c["policy"]: c["slow_handoffs"] for c in counted})
     return v
 
 
