@@ -25,6 +25,7 @@ cd /blktests || exit 1
 # Process substitution needs /dev/fd, which devtmpfs does not make.
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 
+# "none" runs no device tests.
 device_tests=${BLKTESTS_DEVICE_TESTS:-block/003 block/004 block/005 block/007 block/008 block/012 block/036 block/042}
 group_tests=${BLKTESTS_GROUP_TESTS-rnull}
 configs=${RNULL_BLKTESTS_CONFIGS:-mem:memory_backed=1 gb=4}
@@ -127,7 +128,7 @@ write_config() { # FILE DEV...
 	} >"$f"
 }
 
-if [ -n "$device_tests" ]; then
+if [ -n "$device_tests" ] && [ "$device_tests" != none ]; then
 	IFS=';' read -ra cfgs <<<"$configs"
 	for c in "${cfgs[@]}"; do
 		label=${c%%:*} params=${c#*:}

@@ -10,7 +10,9 @@
 #          tests limited to TIMEOUT (30 s), then the rnull group (`make blktests`)
 #   quick: blktests' quick run (`./check -q 3`) on one configuration, then the
 #          rnull group likewise (`make test`)
-# Overrides: TESTS, GROUP_TESTS, QUICK, TIMEOUT, RNULL_BLKTESTS_CONFIGS.
+# Overrides: TESTS, GROUP_TESTS, QUICK, TIMEOUT, RNULL_BLKTESTS_CONFIGS, and
+# BLKTESTS_ENV="VAR=value ..." for the tests' own knobs (e.g.
+# RNULL_035_POLICIES=none, which makes rnull/004 fail).
 set -uo pipefail
 
 kdir=$1 mode=${2:-full}
@@ -38,6 +40,8 @@ quick)
 *) echo "blktests.sh: mode is full or quick, not $mode" >&2; exit 2 ;;
 esac
 
+extra_env=()
+for kv in ${BLKTESTS_ENV:-}; do extra_env+=(--env "$kv"); done
 mkdir -p out
 scripts/qemu.sh --kdir "$kdir" --name "blktests-$mode" --job scripts/jobs/blktests.sh \
 	--initrd-extra out/initramfs-blktests.cpio.gz \
@@ -45,7 +49,7 @@ scripts/qemu.sh --kdir "$kdir" --name "blktests-$mode" --job scripts/jobs/blktes
 	--env "BLKTESTS_GROUP_TESTS=${GROUP_TESTS-rnull}" \
 	--env "BLKTESTS_QUICK=$quick" \
 	--env "BLKTESTS_TIMEOUT=${TIMEOUT:-30}" \
-	--env "RNULL_BLKTESTS_CONFIGS=$configs" | tee "$tap"
+	--env "RNULL_BLKTESTS_CONFIGS=$configs" "${extra_env[@]}" | tee "$tap"
 status=${PIPESTATUS[0]}
 p=$(grep -E '^ok ' "$tap" | grep -cv '# SKIP')
 s=$(grep -cE '^ok .*# SKIP' "$tap")
