@@ -106,11 +106,13 @@ report() {
 run_check() {
 	local label=$1 cfg=$2 before=$n
 	shift 2
-	local -a args=(-o "$results" -c "$cfg")
+	# A results directory per configuration: check compares a test with its
+	# last run on the same device name, and prints that run's figures.
+	local -a args=(-o "$results/${label:-group}" -c "$cfg")
 	[ -z "${BLKTESTS_QUICK:-}" ] || args+=("--quick=$BLKTESTS_QUICK")
 	echo "# ./check ${args[*]} $*"
-	./check "${args[@]}" "$@" >/tmp/check.out 2>&1
-	report "$label" </tmp/check.out
+	# Reported as it runs (not in a pipe: report counts in this shell).
+	report "$label" < <(./check "${args[@]}" "$@" 2>&1)
 	if [ "$n" = "$before" ]; then
 		n=$((n + 1)) failed=$((failed + 1))
 		echo "not ok $n ./check $* [$label] # no result"
