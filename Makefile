@@ -93,7 +93,7 @@ test-debug: deps
 # rnull group (blktests/tests/rnull). TAP in out/blktests.tap.
 # make blktests [BLKTESTS=../shared/blktests] [TESTS="block/003 ..."]
 #               [GROUP_TESTS="rnull/004"] [QUICK=3 | TIMEOUT=30] [RNULL_BLKTESTS_CONFIGS=...]
-BLKTESTS ?= $(TOP)/../shared/blktests
+BLKTESTS ?= $(abspath $(TOP)/../shared/blktests)
 blktests: initramfs
 	@$(SCRIPTS)/initramfs-blktests.sh "$(KDIR)" "$(BLKTESTS)"
 	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
