@@ -25,7 +25,7 @@ CPUS ?= 2
 MEM ?= 1G
 export CPUS MEM
 
-.PHONY: all deps kernel modules initramfs run bench test test-debug test-rtags test-guest \
+.PHONY: all deps kernel modules initramfs run bench test test-debug test-rtags test-guest blktests \
 	fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
@@ -33,13 +33,15 @@ all: modules
 help:
 	@echo "make            build rnull/rnull.ko (deps and kernel first if missing)"
 	@echo "make run        boot the guest, load rnull, run fio on /dev/rnullb0"
-	@echo "make test       rtags cargo tests + fmt-check + selftests in the guest"
+	@echo "make test       rtags cargo tests + fmt-check + selftests and quick blktests in the guest"
+	@echo "make blktests   blktests' device tests on rnull + the rnull group (BLKTESTS=$(BLKTESTS))"
 	@echo "make deps       install packages and bindgen (idempotent)"
 	@echo "make kernel     build or reuse the cached kernel"
 	@echo "make bench      benchmarks vs null_blk and rnull_mod, report in bench/results/"
 	@echo "make shell      interactive guest (PARAMS=... loads rnull)"
 	@echo "make fmt | fmt-check | clippy | doc | rust-analyzer | param-table"
 	@echo "Variables: KDIR=<kernel build tree>  CPUS=$(CPUS)  MEM=$(MEM)  RNULL_CACHE=<dir>"
+	@echo "  blktests: BLKTESTS=<checkout>  TESTS=\"block/003 ...\"  GROUP_TESTS=\"rnull\"  QUICK=<s>  TIMEOUT=<s>"
 
 deps:
 	@$(SCRIPTS)/deps.sh
@@ -85,6 +87,16 @@ test-debug: deps
 	status=$${PIPESTATUS[0]}; \
 	echo "$$(grep -c '^ok ' out/selftests-debug.tap) passed, $$(grep -c '^not ok ' out/selftests-debug.tap) failed"; \
 	exit $$status
+
+# blktests (linux-blktests, used from BLKTESTS, never copied into this repo)
+# against rnull: its device tests with TEST_DEVS on rnull devices, then the
+# rnull group (blktests/tests/rnull). TAP in out/blktests.tap.
+# make blktests [BLKTESTS=../shared/blktests] [TESTS="block/003 ..."]
+#               [GROUP_TESTS="rnull/004"] [QUICK=3 | TIMEOUT=30] [RNULL_BLKTESTS_CONFIGS=...]
+BLKTESTS ?= $(abspath $(TOP)/../shared/blktests)
+blktests: initramfs
+	@$(SCRIPTS)/initramfs-blktests.sh "$(KDIR)" "$(BLKTESTS)"
+	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
 
 # Userspace first: it is quick and needs no kernel.
 test: deps

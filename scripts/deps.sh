@@ -14,6 +14,9 @@ packages=(
 	make flex bison bc libelf-dev libssl-dev xz-utils cpio kmod
 	qemu-system-x86 busybox-static fio
 	python3-matplotlib rust-web-clippy
+	# the blktests guest's userland (scripts/initramfs-blktests.sh)
+	bash dash coreutils util-linux mount bsdextrautils bsdutils findutils grep sed
+	gawk diffutils procps gzip xfsprogs
 )
 
 missing=()

@@ -3,6 +3,10 @@
 #
 # usage: scripts/qemu.sh --kdir DIR --name NAME (--job SCRIPT | --shell)
 #                        [--env 'VAR=value ...'] [--timeout SECONDS]
+#                        [--initrd-extra ARCHIVE]...
+#
+# --initrd-extra appends another cpio archive after the base one (its files
+# win), e.g. out/initramfs-blktests.cpio.gz for `make blktests`.
 #
 # Logs go to out/logs/NAME-<time>/ (serial.log, dmesg.log); out/logs/latest
 # points at the newest. Exit status: the job's, or 1 if the guest did not
@@ -11,7 +15,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-kdir="" name=run job="" shell=0 env_lines="" timeout_s=${RNULL_TIMEOUT:-1800}
+kdir="" name=run job="" shell=0 env_lines="" timeout_s=${RNULL_TIMEOUT:-1800} extras=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kdir) kdir=$2; shift 2 ;;
@@ -20,6 +24,7 @@ while [ $# -gt 0 ]; do
 	--shell) shell=1; shift ;;
 	--env) env_lines+="$2"$'\n'; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
+	--initrd-extra) extras+=("$2"); shift 2 ;;
 	*) echo "qemu.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -46,7 +51,7 @@ fi
 	done <<<"$env_lines"
 } >"$jobroot/job/env"
 (cd "$jobroot" && find job | cpio -o -H newc --quiet | gzip -1) >"$jobroot/job.cpio.gz"
-cat "$top/out/initramfs.cpio.gz" "$jobroot/job.cpio.gz" >"$jobroot/run.cpio.gz"
+cat "$top/out/initramfs.cpio.gz" "${extras[@]}" "$jobroot/job.cpio.gz" >"$jobroot/run.cpio.gz"
 
 # RNULL_CLOCK=virtual runs the guest on a clock derived from the number of
 # instructions it executes (one virtual ns each, idle time skipped, vCPUs

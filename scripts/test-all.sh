@@ -7,6 +7,9 @@
 #   3. build rnull.ko warning-free, the README's parameter table against its
 #      .modinfo, and the guest initramfs
 #   4. the selftests in a QEMU guest (TAP 13)
+#   5. blktests' quick run against rnull in a second guest boot (its device
+#      tests and the rnull group, scripts/blktests.sh quick; blktests' skips
+#      are shown as TAP skips and counted in neither)
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +30,18 @@ one() { # one pass/fail check: name, then status
 	else
 		failed=$((failed + 1)); echo "FAILED: $1"
 	fi
+}
+
+# count_tap FILE GUEST-STATUS: add a guest's TAP results to the totals. A
+# skipped test ("ok N ... # SKIP") is neither passed nor failed; a guest that
+# crashed, hung or logged a splat fails even if its TAP looked fine.
+count_tap() {
+	local p f
+	p=$(grep -E '^ok ' "$1" | grep -cv '# SKIP' || true)
+	skipped=$((skipped + $(grep -cE '^ok .*# SKIP' "$1" || true)))
+	f=$(grep -cE '^not ok ' "$1" || true)
+	passed=$((passed + p)); failed=$((failed + f))
+	if [ "$2" != 0 ] && [ "$f" = 0 ]; then failed=$((failed + 1)); echo "FAILED: guest run (status $2)"; fi
 }
 
 scripts/test-rtags.sh 2>&1 | tee out/test-rtags.log
@@ -74,21 +89,26 @@ one "rnull.ko builds warning-free" "$rc"
 python3 scripts/param-table.py --check README.md rnull/rnull.ko
 one "README's parameter table matches rnull.ko's .modinfo" $?
 
+kdir=$(scripts/kernel.sh dir)
+[ -z "${KDIR:-}" ] || kdir=$KDIR
+base=1
 if [ "$rc" = 0 ] && make -s initramfs; then
-	kdir=$(scripts/kernel.sh dir)
-	[ -z "${KDIR:-}" ] || kdir=$KDIR
 	scripts/qemu.sh --kdir "$kdir" --name selftests --job scripts/jobs/selftests.sh \
 		--env "RNULL_TESTS=${RNULL_TESTS:-}" | tee out/selftests.tap
-	qrc=${PIPESTATUS[0]}
-	# A skipped test ("ok N ... # SKIP") is neither passed nor failed.
-	p=$(grep -E '^ok ' out/selftests.tap | grep -cv '# SKIP' || true)
-	skipped=$((skipped + $(grep -cE '^ok .*# SKIP' out/selftests.tap || true)))
-	f=$(grep -cE '^not ok ' out/selftests.tap || true)
-	passed=$((passed + p)); failed=$((failed + f))
-	# A guest that crashed, hung or logged a splat fails even if TAP looked fine.
-	if [ "$qrc" != 0 ] && [ "$f" = 0 ]; then failed=$((failed + 1)); echo "FAILED: guest run (status $qrc)"; fi
+	count_tap out/selftests.tap "${PIPESTATUS[0]}"
 else
+	base=0
 	one "guest selftests (not run: build failed)" 1
+fi
+
+
+# blktests (from BLKTESTS, default ../shared/blktests), quick run.
+if [ "$base" = 1 ] && scripts/initramfs-blktests.sh "$kdir" "${BLKTESTS:-}" >out/initramfs-blktests.log 2>&1; then
+	scripts/blktests.sh "$kdir" quick
+	count_tap out/blktests-quick.tap $?
+else
+	[ "$base" = 0 ] || tail -n 5 out/initramfs-blktests.log
+	one "blktests in the guest (not run: build failed)" 1
 fi
 
 [ "$skipped" = 0 ] || echo "($skipped skipped, counted in neither)"

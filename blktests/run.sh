@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of `make blktests`: run blktests (copied to /blktests by
+# scripts/initramfs-blktests.sh) against rnull and report in TAP 13, one line
+# per test and device:
+#   ok 3 block/005 => rnullb0 [mem]
+#   ok 7 block/036 => rnullb0 [mem] # SKIP debugfs does not exist
+#   not ok 9 rnull/004 # failed (output)
+# A skip's reason is blktests' own text. blktests' report follows each line
+# as '# ' comments.
+#
+# 1. Device tests (BLKTESTS_DEVICE_TESTS) once per rnull configuration in
+#    RNULL_BLKTESTS_CONFIGS ('label:module parameters', ';' between them),
+#    TEST_DEVS being the devices that configuration made.
+# 2. The tests that set up rnull themselves (BLKTESTS_GROUP_TESTS, the rnull
+#    group by default), with no rnull loaded.
+# BLKTESTS_QUICK=N runs `./check -q N` (blktests' quick run: timed tests
+# limited to N seconds); otherwise TIMEOUT=BLKTESTS_TIMEOUT (default 30).
+# Exit status: 0 if nothing failed.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# zgrep runs gzip from GZIP_BINDIR (default /bin: busybox's, here).
+export GZIP_BINDIR=/usr/bin
+cd /blktests || exit 1
+# Process substitution needs /dev/fd, which devtmpfs does not make.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+
+# "none" runs no device tests.
+device_tests=${BLKTESTS_DEVICE_TESTS:-block/003 block/004 block/005 block/007 block/008 block/012 block/036 block/042}
+group_tests=${BLKTESTS_GROUP_TESTS-rnull}
+configs=${RNULL_BLKTESTS_CONFIGS:-mem:memory_backed=1 gb=4}
+results=/tmp/blktests-results
+n=0 failed=0
+
+echo "TAP version 13"
+echo "# blktests $(cut -c1-12 UPSTREAM-COMMIT 2>/dev/null), kernel $(uname -r), $(nproc) CPUs"
+
+# Every I/O scheduler the kernel has, so block/005 switches between them all.
+for m in mq-deadline bfq; do modprobe -q "$m"; done
+echo "# schedulers: $(ls /sys/module | grep -E '^(mq_deadline|bfq|kyber)' | tr '\n' ' ')"
+
+# rnull_test_devs PARAMS...: bring rnull up with these module parameters and
+# print its devices, one a line. When rnull has configfs, this is the place
+# to make each TEST_DEV a configfs device of its own.
+rnull_test_devs() {
+	rmmod rnull 2>/dev/null
+	modprobe rnull "$@" || return 1
+	ls -d /dev/rnullb* 2>/dev/null
+}
+
+# report LABEL < check's output: one TAP line per result line of ./check
+# ('NAME [=> DEV] (description)  [passed|failed|not run]' followed by
+# indented detail lines).
+report() {
+	local label=$1 line name="" dev="" status="" re
+	local -a details=()
+	re='^([^[:space:]]+)( => ([^[:space:]]+))? .*\[(passed|failed|not run)\][[:space:]]*$'
+	flush() {
+		[ -n "$status" ] || return 0
+		local what="$name${dev:+ => $dev}${label:+ [$label]}" reason d
+		n=$((n + 1))
+		for d in "${details[@]}"; do echo "#   $d"; done
+		case $status in
+		passed) echo "ok $n $what" ;;
+		"not run")
+			reason=$(printf '%s; ' "${details[@]}")
+			echo "ok $n $what # SKIP ${reason%; }"
+			;;
+		*)
+			# What check says after a failure: a diff, an exit status, dmesg.
+			reason=""
+			for d in "${details[@]}"; do
+				case $d in
+				"exited with status"*) reason=exit ;;
+				"something found in dmesg"*) reason=dmesg ;;
+				"kmemleak detected"*) reason=kmemleak ;;
+				"--- "*) reason=output ;;
+				*) continue ;;
+				esac
+				break
+			done
+			echo "not ok $n $what # failed${reason:+ ($reason)}"
+			failed=$((failed + 1))
+			;;
+		esac
+		status="" details=()
+	}
+	while IFS= read -r line; do
+		if [[ $line =~ $re ]]; then
+			flush
+			name=${BASH_REMATCH[1]} dev=${BASH_REMATCH[3]} status=${BASH_REMATCH[4]}
+			echo "# $line"
+		elif [ -n "$status" ] && [[ $line == "    "* ]]; then
+			line=${line#    }
+			details+=("$line")
+		else
+			flush
+			echo "# $line"
+		fi
+	done
+	flush
+}
+
+# run_check LABEL CONFIG-FILE TESTS...: ./check, reported; a ./check that
+# reports nothing (crashed) is a failure.
+run_check() {
+	local label=$1 cfg=$2 before=$n
+	shift 2
+	# A results directory per configuration: check compares a test with its
+	# last run on the same device name, and prints that run's figures.
+	local -a args=(-o "$results/${label:-group}" -c "$cfg")
+	[ -z "${BLKTESTS_QUICK:-}" ] || args+=("--quick=$BLKTESTS_QUICK")
+	echo "# ./check ${args[*]} $*"
+	# Reported as it runs (not in a pipe: report counts in this shell).
+	report "$label" < <(./check "${args[@]}" "$@" 2>&1)
+	if [ "$n" = "$before" ]; then
+		n=$((n + 1)) failed=$((failed + 1))
+		echo "not ok $n ./check $* [$label] # no result"
+	fi
+}
+
+write_config() { # FILE DEV...
+	local f=$1
+	shift
+	{
+		echo "TEST_DEVS=($*)"
+		[ -n "${BLKTESTS_QUICK:-}" ] || echo "TIMEOUT=${BLKTESTS_TIMEOUT:-30}"
+		# No syslog in the guest.
+		echo "LOGGER_PROG=true"
+	} >"$f"
+}
+
+if [ -n "$device_tests" ] && [ "$device_tests" != none ]; then
+	IFS=';' read -ra cfgs <<<"$configs"
+	for c in "${cfgs[@]}"; do
+		label=${c%%:*} params=${c#*:}
+		# One hardware queue per CPU unless the configuration says otherwise.
+		[[ $params == *submit_queues=* ]] || params+=" submit_queues=$(nproc)"
+		echo "# rnull [$label]: $params"
+		# shellcheck disable=SC2086 # the parameters are words
+		if ! devs=$(rnull_test_devs $params) || [ -z "$devs" ]; then
+			n=$((n + 1)) failed=$((failed + 1))
+			echo "not ok $n rnull $params [$label] # loading failed"
+			continue
+		fi
+		# shellcheck disable=SC2086
+		write_config /tmp/blktests.config $devs
+		# shellcheck disable=SC2086 # one word per test
+		run_check "$label" /tmp/blktests.config $device_tests
+		rmmod rnull || echo "# rmmod rnull failed after [$label]"
+	done
+fi
+
+if [ -n "$group_tests" ]; then
+	write_config /tmp/blktests-group.config
+	# shellcheck disable=SC2086
+	run_check "" /tmp/blktests-group.config $group_tests
+fi
+
+echo "1..$n"
+echo "# blktests: $((n - failed)) ok (skips included), $failed failed"
+[ "$failed" = 0 ]

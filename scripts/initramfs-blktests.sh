@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Build the blktests layer of the guest: an initramfs archive that
+# scripts/qemu.sh --initrd-extra appends to the base one (out/initramfs.cpio.gz;
+# later files win). It holds the userland blktests' ./check and the tests
+# `make blktests` runs call (bash, coreutils, util-linux, gawk, kmod, xfs_io,
+# ... copied from the host's Debian packages with their shared libraries), the
+# kernel's modules under /lib/modules/<release> with depmod's index (so
+# blktests' modprobe/modinfo/_have_module find rnull, null_blk and the I/O
+# schedulers), the kernel's .config as /boot/config-<release>, and a copy of
+# blktests with rnull's own test group (blktests/tests/rnull) added.
+#
+# usage: scripts/initramfs-blktests.sh KDIR [BLKTESTS]
+#   -> out/initramfs-blktests.cpio.gz
+# BLKTESTS defaults to ../shared/blktests beside the work tree. It is only
+# read: the copy lives in the archive, a build output.
+set -euo pipefail
+
+kdir=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+blktests=${2:-${BLKTESTS:-$top/../shared/blktests}}
+out="$top/out"
+[ -x "$blktests/check" ] || { echo "initramfs-blktests: no blktests at $blktests (BLKTESTS=...)" >&2; exit 1; }
+blktests=$(cd "$blktests" && pwd)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+# Debian packages whose programs are copied whole (bin and sbin files), and
+# single programs from packages that bring much more than blktests needs.
+packages=(bash dash coreutils util-linux mount bsdextrautils bsdutils findutils grep sed gawk
+	diffutils kmod procps gzip)
+programs=(/usr/sbin/xfs_io /usr/bin/getconf)
+
+# Merged /usr on the host: /bin/x is /usr/bin/x. The guest's /bin and /sbin
+# are busybox's, so everything goes under /usr and the blktests job puts
+# /usr/sbin:/usr/bin first on PATH.
+guest_path() {
+	case "$1" in
+	/bin/* | /sbin/*) echo "/usr$1" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+bins=()
+for pkg in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+		{ echo "initramfs-blktests: Debian package $pkg is missing (make deps)" >&2; exit 1; }
+	while IFS= read -r f; do
+		[ -e "$f" ] || [ -L "$f" ] || continue
+		[ -d "$f" ] && continue
+		bins+=("$f")
+	done < <(dpkg -L "$pkg" | grep -E '^(/usr)?/s?bin/[^/]+$')
+done
+bins+=("${programs[@]}")
+
+libs=()
+for f in "${bins[@]}"; do
+	dst="$root$(guest_path "$f")"
+	mkdir -p "$(dirname "$dst")"
+	if [ -L "$f" ]; then
+		# kmod's modprobe -> /bin/kmod and the like: point at the guest path.
+		ln -sfn "$(guest_path "$(realpath "$f")")" "$dst"
+		continue
+	fi
+	cp "$f" "$dst"
+	if ldd "$f" >/dev/null 2>&1; then
+		while IFS= read -r lib; do libs+=("$lib"); done < <(ldd "$f" | grep -o '/[^ ]*')
+	fi
+done
+for lib in $(printf '%s\n' "${libs[@]}" | sort -u); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+# What scripts name by absolute path or by Debian's alternatives. /bin/sh is
+# dash, as on Debian: busybox's sh runs its own applets before PATH (zgrep
+# would get busybox's gzip). The guest's init does not replace it.
+mkdir -p "$root/bin" "$root/usr/bin"
+ln -sfn /usr/bin/bash "$root/bin/bash"
+ln -sfn /usr/bin/dash "$root/bin/sh"
+ln -sfn /usr/bin/gawk "$root/usr/bin/awk"
+
+# Modules where modprobe looks for them, and the kernel's configuration
+# where blktests' _have_kernel_option looks (the kernel has no IKCONFIG).
+release=$(cat "$kdir/include/config/kernel.release")
+moddir="$root/lib/modules/$release"
+mkdir -p "$moddir/kernel/drivers/block/null_blk" "$moddir/kernel/block" "$moddir/extra"
+cp "$top/rnull/rnull.ko" "$moddir/kernel/drivers/block/"
+cp "$kdir/drivers/block/null_blk/null_blk.ko" "$moddir/kernel/drivers/block/null_blk/"
+cp "$kdir/drivers/block/rnull_mod.ko" "$moddir/kernel/drivers/block/"
+for ko in "$kdir"/block/*.ko; do cp "$ko" "$moddir/kernel/block/"; done
+cp "$kdir/modules.builtin" "$kdir/modules.builtin.modinfo" "$moddir/"
+(cd "$moddir" && find kernel -name '*.ko' | sort) >"$moddir/modules.order"
+/usr/sbin/depmod -b "$root" "$release"
+mkdir -p "$root/boot"
+cp "$kdir/.config" "$root/boot/config-$release"
+
+# blktests: upstream's files (no .git, no results, no local config), its
+# helper programs built here, and rnull's group beside upstream's.
+mkdir -p "$root/blktests"
+tar -C "$blktests" --exclude=.git --exclude=results --exclude=./config -cf - . | tar -C "$root/blktests" -xf -
+# The helpers the chosen tests run (block/042: dio-offsets).
+for prog in ${BLKTESTS_SRC_PROGS:-dio-offsets}; do
+	clang -O2 -Wall -o "$root/blktests/src/$prog" "$blktests/src/$prog.c"
+done
+cp -r "$top/blktests/tests/rnull" "$root/blktests/tests/rnull"
+cp "$top/blktests/run.sh" "$root/blktests/rnull-run.sh"
+chmod +x "$root/blktests/tests/rnull/"[0-9][0-9][0-9] "$root/blktests/rnull-run.sh"
+
+mkdir -p "$out"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs-blktests.cpio.gz.tmp"
+mv "$out/initramfs-blktests.cpio.gz.tmp" "$out/initramfs-blktests.cpio.gz"
+echo "initramfs-blktests: $out/initramfs-blktests.cpio.gz ($(du -h "$out/initramfs-blktests.cpio.gz" | cut -f1)," \
+	"blktests $(cat "$blktests/UPSTREAM-COMMIT" 2>/dev/null | cut -c1-12 || echo "from $blktests"))"
