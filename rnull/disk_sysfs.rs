@@ -25,6 +25,7 @@ enum Field {
     HwQueueDepth,
     BlockSize,
     SizeGb,
+    SizeMib,
     Irqmode,
     CompletionNsec,
     MemoryBacked,
@@ -44,7 +45,7 @@ enum Field {
 }
 
 /// The files of `rnull/`, in `Field` order; `completion_nsec` and `mbps` are writable.
-const FILES: [FileSpec; 21] = [
+const FILES: [FileSpec; 22] = [
     FileSpec {
         name: c_str!("index"),
         mode: 0o444,
@@ -63,6 +64,10 @@ const FILES: [FileSpec; 21] = [
     },
     FileSpec {
         name: c_str!("gb"),
+        mode: 0o444,
+    },
+    FileSpec {
+        name: c_str!("size"),
         mode: 0o444,
     },
     FileSpec {
@@ -132,12 +137,13 @@ const FILES: [FileSpec; 21] = [
 ];
 
 /// `Field` by index in [`FILES`].
-const FIELDS: [Field; 21] = [
+const FIELDS: [Field; 22] = [
     Field::Index,
     Field::SubmitQueues,
     Field::HwQueueDepth,
     Field::BlockSize,
     Field::SizeGb,
+    Field::SizeMib,
     Field::Irqmode,
     Field::CompletionNsec,
     Field::MemoryBacked,
@@ -242,7 +248,9 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         Field::SubmitQueues => writeln!(out, "{}", c.submit_queues),
         Field::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
         Field::BlockSize => writeln!(out, "{}", c.block_size),
-        Field::SizeGb => writeln!(out, "{}", c.size_gb),
+        // Whole GiB, rounded down (configfs sizes are in MiB).
+        Field::SizeGb => writeln!(out, "{}", c.size_mib >> 10),
+        Field::SizeMib => writeln!(out, "{}", c.size_mib),
         Field::Irqmode => {
             let i = c.irqmode as usize;
             writeln!(

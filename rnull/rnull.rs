@@ -10,8 +10,8 @@
 //!   from them;
 //! * [`host_budget`]: the host-wide tag budget (rtags' `HostTags`) and its
 //!   periodic tick; [`host_budget_sysfs`]: `/sys/module/rnull/host/`;
-//! * [`device`]: creating, registering and tearing down the devices;
-//!   [`device_data`]: per device, per hardware queue and per request
+//! * [`device`]: creating, registering and tearing down the devices, the
+//!   registry of their indexes; [`device_data`]: per device, per hardware queue and per request
 //!   state; [`blk_ops`]: the blk-mq callbacks; [`disk_sysfs`]:
 //!   `/sys/block/rnullbN/rnull/` and `mq/<n>/time_slice_us`;
 //! * [`spindle`], [`disk_model`]: the rotational model's dispatcher and
@@ -54,7 +54,8 @@ impl kernel::Module for RNull {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let config = config::Config::from_params()?;
         let host = host_budget::Host::new(&config)?;
-        let devices = device::create_all(&config, host.as_ref())?;
+        let registry = device::Registry::new(&config, host.clone())?;
+        let devices = registry.create_all()?;
         let (tick, host_attrs) = match &host {
             Some(h) => {
                 let tick = KBox::pin_init(
