@@ -4,9 +4,9 @@
 //! and of the module-wide tag set, creating the tag sets, registering each
 //! disk with its data and sysfs files, and tearing them down in order.
 //!
-//! Every device is made by [`Registry::create`] on an index of
-//! `0..MAX_DEVICES` that no other device has, so no two devices share a
-//! name (`rnullb<index>`).
+//! Load-time devices (`nr_devices`) and configfs devices are made the same
+//! way, by [`Registry::create`], and share one index space
+//! (`0..MAX_DEVICES`), so no two devices share a name (`rnullb<index>`).
 
 use crate::{
     config::Config,
@@ -102,6 +102,7 @@ impl Registry {
         let host = if host_tags { self.host.clone() } else { None };
         let disk = build_disk(slot.index, config, tagset, host)?;
         Ok(Device {
+            index: slot.index,
             _disk: disk,
             _slot: slot,
         })
@@ -188,9 +189,17 @@ impl Drop for IndexSlot {
 /// removes them and the disk, after which no request runs, then frees its
 /// index.
 pub(crate) struct Device {
+    index: u32,
     // Fields drop in order: the disk before the index it is named after.
     _disk: Disk<RNullOps>,
     _slot: IndexSlot,
+}
+
+impl Device {
+    /// The `N` of `rnullbN`.
+    pub(crate) fn index(&self) -> u32 {
+        self.index
+    }
 }
 
 /// Creates and registers `rnullb<index>` on `tagset`.

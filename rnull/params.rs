@@ -24,12 +24,18 @@ pub(crate) const BOOL: IntRange = IntRange::new(0, 1);
 /// `0..MAX_DEVICES`, one bit each in the host budget's waiter mask.
 pub(crate) const MAX_DEVICES: u32 = 64;
 
+/// A configfs device's `index`: -1 takes the lowest free one.
+pub(crate) const INDEX: IntRange = IntRange::new(-1, MAX_DEVICES as i64 - 1);
+
 /// The largest device, in GiB.
 const MAX_GB: i64 = 16384;
 
+/// A configfs device's `size` in MiB (null_blk's unit), up to `gb`'s bound.
+pub(crate) const SIZE_MIB: IntRange = IntRange::new(1, MAX_GB * 1024);
+
 module_param!(NR_DEVICES: IntParam = IntParam::new(1, IntRange::new(0, MAX_DEVICES as i64)),
     "nr_devices", 0o444, "int",
-    "devices `rnullb0..N-1` made at load time");
+    "devices `rnullb0..N-1` made at load time; more through configfs (`/sys/kernel/config/rnull/`)");
 module_param!(SUBMIT_QUEUES: IntParam = IntParam::new(1, IntRange::new(1, 256)),
     "submit_queues", 0o444, "int",
     "hardware queues per device, blk-mq's default CPU mapping; clamped to the possible CPUs");
