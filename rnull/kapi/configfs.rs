@@ -15,8 +15,9 @@
 //! ([`MAX_ATTRS`] of them are instantiated per data type).
 //!
 //! 6.12's `bindings` have no configfs: the C structures are declared in
-//! [`raw`], with their layout checked at build time against the sizes and
-//! offsets bindgen computes for `include/linux/configfs.h`.
+//! [`raw`], their sizes and offsets asserted at build time, and
+//! `scripts/check-configfs-layout.py` (`make test`) checks those numbers
+//! against bindgen's for the kernel's `include/linux/configfs.h`.
 //!
 //! # Lifetimes
 //!
