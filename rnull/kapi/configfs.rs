@@ -13,6 +13,9 @@
 //! configfs's callbacks get the item but not the attribute, so each index
 //! has its own callback, a function generic over a `const ID`
 //! ([`MAX_ATTRS`] of them are instantiated per data type).
+//! Unlike sysfs attributes, configfs attributes have no lockdep key, so
+//! none is needed for the allocated tables (configfs's own dirent locks
+//! carry their classes).
 //!
 //! 6.12's `bindings` have no configfs: the C structures are declared in
 //! [`raw`], their sizes and offsets asserted at build time, and
