@@ -27,13 +27,20 @@ pub(crate) struct Config {
     pub(crate) submit_queues: u32,
     pub(crate) hw_queue_depth: u32,
     pub(crate) block_size: u32,
-    pub(crate) size_gb: u64,
+    /// Size in MiB (the module parameter is in GiB, configfs in MiB).
+    pub(crate) size_mib: u64,
     pub(crate) irqmode: IrqMode,
     pub(crate) completion_nsec: u64,
     pub(crate) memory_backed: bool,
     pub(crate) shared_tags: bool,
     pub(crate) blocking: bool,
     pub(crate) rotational: bool,
+    /// Accept discard requests (a no-op without memory backing).
+    pub(crate) discard: bool,
+    /// With a write cache (`memory_backed`), report FUA too.
+    pub(crate) fua: bool,
+    /// No I/O scheduler (`BLK_MQ_F_NO_SCHED`).
+    pub(crate) no_sched: bool,
     pub(crate) max_sectors: u32,
     pub(crate) host_queue_depth: u32,
     /// Per device bandwidth limit in MiB/s (0: none).
@@ -77,24 +84,17 @@ impl Config {
             pr_warn!("submit_queues={submit_queues} is more than the {cpus} possible CPUs, using {cpus}\n");
             submit_queues = cpus;
         }
-        let size_gb = u64::try_from(params::GB.get()).map_err(|_| EINVAL)?;
+        let size_mib = u64::try_from(params::GB.get()).map_err(|_| EINVAL)? << 10;
         let model = if params::ROTATIONAL_MODEL.get() != 0 {
             if submit_queues != 1 {
                 pr_warn!("rotational_model has one actuator: using submit_queues=1, not {submit_queues}\n");
                 submit_queues = 1;
             }
-            let us = |p: &crate::kapi::param::IntParam| u64::try_from(p.get()).unwrap_or(0);
-            Some(DiskModel::new(
-                size_gb << 21,
-                us(&params::SEEK_MIN_US),
-                us(&params::SEEK_MAX_US),
-                us(&params::RPM),
-                us(&params::MEDIA_MBPS),
-                us(&params::MODEL_TIME_DILATION),
-            ))
+            Some(model_from_params(size_mib << 11))
         } else {
             None
         };
+        let memory_backed = params::MEMORY_BACKED.get() != 0;
         let time_slice_us = u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?;
         if params::MODEL_TIME_DILATION.get() != 1 && model.is_none() {
             pr_info!("model_time_dilation applies to the rotational model; without rotational_model=1 it changes nothing\n");
@@ -116,13 +116,16 @@ impl Config {
             submit_queues,
             hw_queue_depth: param_u32(params::HW_QUEUE_DEPTH.get())?,
             block_size: param_u32(params::BS.get())?,
-            size_gb,
+            size_mib,
             irqmode,
             completion_nsec: u64::try_from(params::COMPLETION_NSEC.get()).map_err(|_| EINVAL)?,
-            memory_backed: params::MEMORY_BACKED.get() != 0,
+            memory_backed,
             shared_tags: params::SHARED_TAGS.get() != 0,
             blocking: params::BLOCKING.get() != 0,
             rotational: params::ROTATIONAL.get() != 0 || model.is_some(),
+            discard: memory_backed,
+            fua: true,
+            no_sched: false,
             max_sectors: param_u32(params::MAX_SECTORS.get())?,
             host_queue_depth,
             mbps: u64::try_from(params::MBPS.get()).map_err(|_| EINVAL)?,
@@ -147,6 +150,20 @@ impl Config {
 
     /// Device size in 512-byte sectors.
     pub(crate) fn capacity_sectors(&self) -> u64 {
-        self.size_gb << 21
+        self.size_mib << 11
     }
+}
+
+/// The rotational model of a device of `capacity_sectors`, from the
+/// model's module parameters.
+pub(crate) fn model_from_params(capacity_sectors: u64) -> DiskModel {
+    let us = |p: &crate::kapi::param::IntParam| u64::try_from(p.get()).unwrap_or(0);
+    DiskModel::new(
+        capacity_sectors,
+        us(&params::SEEK_MIN_US),
+        us(&params::SEEK_MAX_US),
+        us(&params::RPM),
+        us(&params::MEDIA_MBPS),
+        us(&params::MODEL_TIME_DILATION),
+    )
 }

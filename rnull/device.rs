@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The lifetime of rnull devices: creating the tag sets, registering each
+//! The lifetime of rnull devices: the [`Registry`] of the indexes in use
+//! and of the module-wide tag set, creating the tag sets, registering each
 //! disk with its data and sysfs files, and tearing them down in order.
+//!
+//! Load-time devices (`nr_devices`) and configfs devices are made the same
+//! way, by [`Registry::create`], and share one index space
+//! (`0..MAX_DEVICES`), so no two devices share a name (`rnullb<index>`).
 
 use crate::{
     config::Config,
@@ -11,63 +16,211 @@ use crate::{
         disk::{Disk, DiskBuilder},
         tagset::{TagSet, TagSetConfig},
     },
+    params::MAX_DEVICES,
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
-/// A registered device, with its sysfs files (`disk_sysfs`); dropping it
-/// removes them and the disk, after which no request runs.
-pub(crate) struct Device {
-    _disk: Disk<RNullOps>,
+/// The devices of the module: which indexes are taken, the tag set every
+/// `shared_tags` device uses, and the load's configuration, which the
+/// load-time devices use and every configfs directory starts from.
+#[pin_data]
+pub(crate) struct Registry {
+    /// The load's configuration (the module parameters).
+    pub(crate) config: Config,
+    /// The host budget, when `host_queue_depth` is set.
+    pub(crate) host: Option<Arc<Host>>,
+    #[pin]
+    state: Mutex<RegistryState>,
 }
 
-impl Device {
-    /// Creates and registers `rnullb<index>` on `tagset`.
-    fn new(
-        index: u32,
-        config: &Config,
-        tagset: Arc<TagSet<RNullOps>>,
-        host: Option<Arc<Host>>,
-    ) -> Result<Self> {
-        let data = DeviceData::new(index, config, host.clone())?;
-        let mut builder = DiskBuilder::new()
-            .capacity_sectors(config.capacity_sectors())
-            .block_size(config.block_size)?
-            .max_sectors(config.max_sectors)
-            .rotational(config.rotational)
-            .discard(config.memory_backed)
-            .write_cache(config.memory_backed);
-        if let Some(host) = host {
-            builder = builder.waker(host.waker.clone(), index as usize);
-        }
-        let disk = builder.build(format_args!("rnullb{index}"), tagset, data)?;
-        Ok(Self { _disk: disk })
-    }
+struct RegistryState {
+    /// Bit `i`: index `i` is taken.
+    used: u64,
+    /// The module-wide tag set, made from the module parameters when the
+    /// first `shared_tags` device needs it, kept until the module goes
+    /// (as null_blk's).
+    shared: Option<Arc<TagSet<RNullOps>>>,
 }
 
-/// Creates every device of the configuration, sharing one tag set if asked.
-pub(crate) fn create_all(config: &Config, host: Option<&Arc<Host>>) -> Result<KVec<Device>> {
-    let tagset_config = TagSetConfig {
+/// The tag set of a device configured as `config`.
+fn tagset_config(config: &Config) -> TagSetConfig {
+    TagSetConfig {
         nr_hw_queues: config.submit_queues,
         queue_depth: config.hw_queue_depth,
         blocking: config.blocking,
+        no_sched: config.no_sched,
         timeout_ms: config.rq_timeout_ms,
-    };
-    let new_tagset = || Arc::pin_init(TagSet::new(&tagset_config), GFP_KERNEL);
-    let shared = if config.shared_tags {
-        Some(new_tagset()?)
-    } else {
-        None
-    };
-    let mut devices = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
-    for index in 0..config.nr_devices {
-        let tagset = match &shared {
-            Some(t) => t.clone(),
-            None => new_tagset()?,
-        };
-        devices.push(
-            Device::new(index, config, tagset, host.cloned())?,
-            GFP_KERNEL,
-        )?;
     }
-    Ok(devices)
+}
+
+impl Registry {
+    /// No device yet.
+    pub(crate) fn new(config: &Config, host: Option<Arc<Host>>) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                config: *config,
+                host,
+                state <- new_mutex!(RegistryState {
+                    used: 0,
+                    shared: None,
+                }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Creates the load-time devices `rnullb0..nr_devices-1`, all in the
+    /// host budget if there is one.
+    pub(crate) fn create_all(self: &Arc<Self>) -> Result<KVec<Device>> {
+        let n = self.config.nr_devices;
+        let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for index in 0..n {
+            devices.push(self.create(Some(index), &self.config, true)?, GFP_KERNEL)?;
+        }
+        Ok(devices)
+    }
+
+    /// Creates and registers a device configured as `config`, named
+    /// `rnullb<index>` (`index`, or the lowest free one), in the host
+    /// budget if `host_tags` and there is one.
+    pub(crate) fn create(
+        self: &Arc<Self>,
+        index: Option<u32>,
+        config: &Config,
+        host_tags: bool,
+    ) -> Result<Device> {
+        let slot = self.take_index(index)?;
+        let tagset = if config.shared_tags {
+            self.shared_tagset(slot.index, config)?
+        } else {
+            Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
+        };
+        let host = if host_tags { self.host.clone() } else { None };
+        let disk = build_disk(slot.index, config, tagset, host)?;
+        Ok(Device {
+            index: slot.index,
+            _disk: disk,
+            _slot: slot,
+        })
+    }
+
+    /// Reserves `index`, or the lowest free index.
+    fn take_index(self: &Arc<Self>, index: Option<u32>) -> Result<IndexSlot> {
+        let mut state = self.state.lock();
+        let index = match index {
+            Some(i) if i >= MAX_DEVICES => return Err(EINVAL),
+            Some(i) if state.used & (1 << i) != 0 => {
+                pr_err!("index {i} is taken: rnullb{i} exists\n");
+                return Err(EEXIST);
+            }
+            Some(i) => i,
+            None => {
+                let i = (!state.used).trailing_zeros();
+                if i >= MAX_DEVICES {
+                    pr_err!("no free index: {MAX_DEVICES} devices exist\n");
+                    return Err(ENOSPC);
+                }
+                i
+            }
+        };
+        state.used |= 1 << index;
+        Ok(IndexSlot {
+            registry: self.clone(),
+            index,
+        })
+    }
+
+    /// The module-wide tag set, made from the module parameters on first
+    /// use. `config` (device `index`'s) must agree with it.
+    fn shared_tagset(&self, index: u32, config: &Config) -> Result<Arc<TagSet<RNullOps>>> {
+        let shared = tagset_config(&self.config);
+        let wanted = tagset_config(config);
+        if (
+            wanted.nr_hw_queues,
+            wanted.queue_depth,
+            wanted.blocking,
+            wanted.no_sched,
+        ) != (
+            shared.nr_hw_queues,
+            shared.queue_depth,
+            shared.blocking,
+            shared.no_sched,
+        ) {
+            pr_err!(
+                "rnullb{index}: shared_tags=1 uses the module-wide tag set (submit_queues={} hw_queue_depth={} blocking={} no_sched={}, from the module parameters); this device has submit_queues={} hw_queue_depth={} blocking={} no_sched={}\n",
+                shared.nr_hw_queues,
+                shared.queue_depth,
+                u8::from(shared.blocking),
+                u8::from(shared.no_sched),
+                wanted.nr_hw_queues,
+                wanted.queue_depth,
+                u8::from(wanted.blocking),
+                u8::from(wanted.no_sched),
+            );
+            return Err(EINVAL);
+        }
+        let mut state = self.state.lock();
+        if let Some(t) = &state.shared {
+            return Ok(t.clone());
+        }
+        let t = Arc::pin_init(TagSet::new(&shared), GFP_KERNEL)?;
+        state.shared = Some(t.clone());
+        Ok(t)
+    }
+}
+
+/// An index taken in the [`Registry`], given back on drop.
+struct IndexSlot {
+    registry: Arc<Registry>,
+    index: u32,
+}
+
+impl Drop for IndexSlot {
+    fn drop(&mut self) {
+        self.registry.state.lock().used &= !(1 << self.index);
+    }
+}
+
+/// A registered device, with its sysfs files (`disk_sysfs`); dropping it
+/// removes them and the disk, after which no request runs, then frees its
+/// index.
+pub(crate) struct Device {
+    index: u32,
+    // Fields drop in order: the disk before the index it is named after.
+    _disk: Disk<RNullOps>,
+    _slot: IndexSlot,
+}
+
+impl Device {
+    /// The `N` of `rnullbN`.
+    pub(crate) fn index(&self) -> u32 {
+        self.index
+    }
+}
+
+/// Creates and registers `rnullb<index>` on `tagset`.
+fn build_disk(
+    index: u32,
+    config: &Config,
+    tagset: Arc<TagSet<RNullOps>>,
+    host: Option<Arc<Host>>,
+) -> Result<Disk<RNullOps>> {
+    let data = DeviceData::new(index, config, host.clone())?;
+    let mut builder = DiskBuilder::new()
+        .capacity_sectors(config.capacity_sectors())
+        .block_size(config.block_size)?
+        .max_sectors(config.max_sectors)
+        .rotational(config.rotational)
+        .discard(config.discard)
+        .write_zeroes(config.memory_backed)
+        .write_cache(config.memory_backed)
+        .fua(config.fua);
+    if let Some(host) = host {
+        builder = builder.waker(host.waker.clone(), index as usize);
+    }
+    builder.build(format_args!("rnullb{index}"), tagset, data)
 }

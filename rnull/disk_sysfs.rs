@@ -25,6 +25,7 @@ enum Field {
     HwQueueDepth,
     BlockSize,
     SizeGb,
+    SizeMib,
     Irqmode,
     CompletionNsec,
     MemoryBacked,
@@ -45,7 +46,7 @@ enum Field {
 
 /// The files of `rnull/` and what each shows; `completion_nsec` and `mbps`
 /// are writable.
-const TABLE: [(FileSpec, Field); 21] = [
+const TABLE: [(FileSpec, Field); 22] = [
     (FileSpec::new(c_str!("index"), 0o444), Field::Index),
     (
         FileSpec::new(c_str!("submit_queues"), 0o444),
@@ -57,6 +58,7 @@ const TABLE: [(FileSpec, Field); 21] = [
     ),
     (FileSpec::new(c_str!("bs"), 0o444), Field::BlockSize),
     (FileSpec::new(c_str!("gb"), 0o444), Field::SizeGb),
+    (FileSpec::new(c_str!("size"), 0o444), Field::SizeMib),
     (FileSpec::new(c_str!("irqmode"), 0o444), Field::Irqmode),
     (
         FileSpec::new(c_str!("completion_nsec"), 0o644),
@@ -202,7 +204,9 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         Field::SubmitQueues => writeln!(out, "{}", c.submit_queues),
         Field::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
         Field::BlockSize => writeln!(out, "{}", c.block_size),
-        Field::SizeGb => writeln!(out, "{}", c.size_gb),
+        // Whole GiB, rounded down (configfs sizes are in MiB).
+        Field::SizeGb => writeln!(out, "{}", c.size_mib >> 10),
+        Field::SizeMib => writeln!(out, "{}", c.size_mib),
         Field::Irqmode => {
             let i = c.irqmode as usize;
             writeln!(

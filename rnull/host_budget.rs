@@ -28,6 +28,7 @@ use crate::{
         timer::{Fire, Timer},
         wake::QueueWaker,
     },
+    params::MAX_DEVICES,
     rtags::{host::HostTags, queue::QueueTags},
     throttle::Throttle,
 };
@@ -45,7 +46,10 @@ pub(crate) const TICK_NS: u64 = 10_000_000;
 pub(crate) struct Host {
     /// Tags, policy and waiters.
     pub(crate) tags: HostTags,
-    /// One accounting record per device, indexed by device number.
+    /// One accounting record per device index (`0..MAX_DEVICES`); a
+    /// record outside the budget's devices stays idle. A device made on
+    /// an index used before continues its record (its counters, and its
+    /// active mark until the tick retires it).
     queues: KVec<QueueTags>,
     /// Re-runs a device's queues when a tag it waits for comes back.
     pub(crate) waker: Arc<QueueWaker>,
@@ -73,9 +77,12 @@ impl Host {
         })?;
         tags.set_borrow_expiry_ns(config.borrow_expiry_us.saturating_mul(1000));
         let link = Throttle::new(config.host_mbps)?;
-        let mut queues = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
-        let mut woken_at = KVec::with_capacity(config.nr_devices as usize, GFP_KERNEL)?;
-        for i in 0..config.nr_devices {
+        // A record for every index a device can have, load-time or
+        // configfs: a device joins by using its index's record.
+        let n = MAX_DEVICES as usize;
+        let mut queues = KVec::with_capacity(n, GFP_KERNEL)?;
+        let mut woken_at = KVec::with_capacity(n, GFP_KERNEL)?;
+        for i in 0..MAX_DEVICES {
             queues.push(QueueTags::new(i), GFP_KERNEL)?;
             woken_at.push(AtomicU64::new(0), GFP_KERNEL)?;
         }

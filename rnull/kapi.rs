@@ -9,6 +9,7 @@
 //! above it is safe Rust.
 
 pub(crate) mod batch;
+pub(crate) mod configfs;
 pub(crate) mod cpu;
 pub(crate) mod disk;
 pub(crate) mod disk_files;

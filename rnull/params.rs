@@ -18,10 +18,24 @@ use crate::{
 };
 
 /// A switch.
-const BOOL: IntRange = IntRange::new(0, 1);
+pub(crate) const BOOL: IntRange = IntRange::new(0, 1);
 
-module_param!(NR_DEVICES: IntParam = IntParam::new(1, IntRange::new(1, 64)),
-    "nr_devices", 0o444, "int", "devices `rnullb0..N-1`");
+/// Devices at most, load-time and configfs ones together: indexes are
+/// `0..MAX_DEVICES`, one bit each in the host budget's waiter mask.
+pub(crate) const MAX_DEVICES: u32 = 64;
+
+/// A configfs device's `index`: -1 takes the lowest free one.
+pub(crate) const INDEX: IntRange = IntRange::new(-1, MAX_DEVICES as i64 - 1);
+
+/// The largest device, in GiB.
+const MAX_GB: i64 = 16384;
+
+/// A configfs device's `size` in MiB (null_blk's unit), up to `gb`'s bound.
+pub(crate) const SIZE_MIB: IntRange = IntRange::new(1, MAX_GB * 1024);
+
+module_param!(NR_DEVICES: IntParam = IntParam::new(1, IntRange::new(0, MAX_DEVICES as i64)),
+    "nr_devices", 0o444, "int",
+    "devices `rnullb0..N-1` made at load time; more through configfs (`/sys/kernel/config/rnull/`)");
 module_param!(SUBMIT_QUEUES: IntParam = IntParam::new(1, IntRange::new(1, 256)),
     "submit_queues", 0o444, "int",
     "hardware queues per device, blk-mq's default CPU mapping; clamped to the possible CPUs");
@@ -29,7 +43,7 @@ module_param!(HW_QUEUE_DEPTH: IntParam = IntParam::new(64, IntRange::new(1, 4096
     "hw_queue_depth", 0o444, "int", "blk-mq tags per hardware queue (`queue/nr_requests`)");
 module_param!(BS: IntParam = IntParam::new(512, IntRange::power_of_two(512, 4096)),
     "bs", 0o444, "int", "logical and physical block size in bytes");
-module_param!(GB: IntParam = IntParam::new(250, IntRange::new(1, 16384)),
+module_param!(GB: IntParam = IntParam::new(250, IntRange::new(1, MAX_GB)),
     "gb", 0o444, "int", "size in GiB");
 module_param!(IRQMODE: IntParam = IntParam::new(1, IntRange::new(0, 2)),
     "irqmode", 0o444, "int",

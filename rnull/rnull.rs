@@ -10,8 +10,9 @@
 //!   from them;
 //! * [`host_budget`]: the host-wide tag budget (rtags' `HostTags`) and its
 //!   periodic tick; [`host_budget_sysfs`]: `/sys/module/rnull/host/`;
-//! * [`device`]: creating, registering and tearing down the devices;
-//!   [`device_data`]: per device, per hardware queue and per request
+//! * [`device`]: creating, registering and tearing down the devices, the
+//!   registry of their indexes; [`configfs`]: `/sys/kernel/config/rnull/`,
+//!   devices made at run time; [`device_data`]: per device, per hardware queue and per request
 //!   state; [`blk_ops`]: the blk-mq callbacks; [`disk_sysfs`]:
 //!   `/sys/block/rnullbN/rnull/` and `mq/<n>/time_slice_us`;
 //! * [`spindle`], [`disk_model`]: the rotational model's dispatcher and
@@ -23,6 +24,7 @@ use kernel::prelude::*;
 
 mod blk_ops;
 mod config;
+mod configfs;
 mod device;
 mod device_data;
 mod disk_model;
@@ -43,9 +45,11 @@ module! {
     license: "GPL v2",
 }
 
-/// The loaded module. Fields drop in order: the host's sysfs files and
-/// periodic tick go before the devices, the devices before the budget.
+/// The loaded module. Fields drop in order: configfs first (no directory
+/// exists by then: each pins the module), then the host's sysfs files and
+/// periodic tick, then the load-time devices, the budget last.
 struct RNull {
+    _configfs: Pin<KBox<kapi::configfs::Subsystem<configfs::Devices>>>,
     _host_attrs: Option<host_budget_sysfs::HostAttrs>,
     _tick: Option<Pin<KBox<kapi::timer::Timer<host_budget::HostTick>>>>,
     _devices: KVec<device::Device>,
@@ -55,7 +59,8 @@ impl kernel::Module for RNull {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let config = config::Config::from_params()?;
         let host = host_budget::Host::new(&config)?;
-        let devices = device::create_all(&config, host.as_ref())?;
+        let registry = device::Registry::new(&config, host.clone())?;
+        let devices = registry.create_all()?;
         let (tick, host_attrs) = match &host {
             Some(h) => {
                 let tick = KBox::pin_init(
@@ -67,6 +72,12 @@ impl kernel::Module for RNull {
             }
             None => (None, None),
         };
+        // Last: a directory made from here on pins the module, which must
+        // then load (see `kapi::configfs`).
+        let configfs = kapi::configfs::Subsystem::new(
+            kernel::c_str!("rnull"),
+            configfs::Devices::new(registry),
+        )?;
         pr_info!(
             "{} device(s), {} queue(s) of depth {}, irqmode {:?}, memory_backed {}, host tags {} ({:?})\n",
             config.nr_devices,
@@ -78,6 +89,7 @@ impl kernel::Module for RNull {
             config.tag_policy,
         );
         Ok(Self {
+            _configfs: configfs,
             _host_attrs: host_attrs,
             _tick: tick,
             _devices: devices,

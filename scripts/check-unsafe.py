@@ -13,7 +13,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 UNSAFE_BLOCK = re.compile(r"\bunsafe\s*\{")
-UNSAFE_FN = re.compile(r"\bunsafe\s+(extern\s+\"C\"\s+)?fn\b")
+# A function, not a function pointer type (`unsafe extern "C" fn(...)`).
+UNSAFE_FN = re.compile(r"\bunsafe\s+(extern\s+\"C\"\s+)?fn\s+[A-Za-z_]")
 UNSAFE_IMPL = re.compile(r"\bunsafe\s+impl\b")
 
 

@@ -3,7 +3,8 @@
 #   1. rtags in userspace (cargo unit/property tests, loom, clippy)
 #   2. rustfmt --check on all Rust sources, `unsafe` only in rnull/kapi/ with
 #      its SAFETY comments, no import cycle among rnull's modules, the
-#      benchmark report's unit tests, the kernel's clippy build
+#      benchmark report's unit tests, the kernel's clippy build, kapi's
+#      configfs structures against the kernel's header
 #   3. build rnull.ko warning-free, the README's parameter table against its
 #      .modinfo, and the guest initramfs
 #   4. the selftests in a QEMU guest (TAP 13)
@@ -79,6 +80,12 @@ make -s clippy >out/clippy.log 2>&1
 crc=$?
 [ "$crc" = 0 ] || tail -n 30 out/clippy.log
 one "make clippy (CLIPPY=1, -Dwarnings)" "$crc"
+
+# kapi's hand-written configfs structures against the kernel's header.
+kdir=$(scripts/kernel.sh dir)
+[ -z "${KDIR:-}" ] || kdir=$KDIR
+python3 scripts/check-configfs-layout.py "$kdir"
+one "kapi's configfs layout matches configfs.h (bindgen)" $?
 
 # Warnings are errors for the module build: the kernel prints them to stderr.
 make -s modules 2>&1 | tee out/build.log

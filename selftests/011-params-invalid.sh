@@ -3,7 +3,7 @@
 # naming the parameter, and leave nothing behind.
 . "$(dirname "$0")/lib.sh"
 
-bad="nr_devices=0 nr_devices=65 nr_devices=-1 nr_devices=abc nr_devices=1x
+bad="nr_devices=65 nr_devices=-1 nr_devices=abc nr_devices=1x
 submit_queues=0 submit_queues=257 submit_queues=
 hw_queue_depth=0 hw_queue_depth=4097 hw_queue_depth=99999999999999999999
 bs=256 bs=1000 bs=8192 bs=4k

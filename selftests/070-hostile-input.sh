@@ -62,7 +62,7 @@ log "host/policy: $((tried - n0)) inputs"
 unload_rnull
 
 # Module parameters: name min max
-params="nr_devices 1 64
+params="nr_devices 0 64
 submit_queues 1 256
 hw_queue_depth 1 4096
 gb 1 16384

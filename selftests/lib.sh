@@ -46,6 +46,10 @@ unload_rnull() {
 cleanup_rnull() {
 	for j in $(jobs -p); do kill "$j" 2>/dev/null; done
 	wait 2>/dev/null
+	# configfs directories pin the module; rmdir powers their devices off.
+	for d in /sys/kernel/config/rnull/*/; do
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
 	rmmod rnull 2>/dev/null || true
 }
 

@@ -68,7 +68,9 @@ pub(crate) struct DiskBuilder {
     max_sectors: u32,
     rotational: bool,
     discard: bool,
+    write_zeroes: bool,
     write_cache: bool,
+    fua: bool,
     waker: Option<(Arc<QueueWaker>, usize)>,
 }
 
@@ -87,7 +89,9 @@ impl DiskBuilder {
             max_sectors: 0,
             rotational: false,
             discard: false,
+            write_zeroes: false,
             write_cache: false,
+            fua: false,
             waker: None,
         }
     }
@@ -120,15 +124,28 @@ impl DiskBuilder {
         self
     }
 
-    /// Accept discard and write-zeroes requests.
+    /// Accept discard requests.
     pub(crate) fn discard(mut self, discard: bool) -> Self {
         self.discard = discard;
         self
     }
 
-    /// Report a volatile write cache with FUA, so flushes reach the driver.
+    /// Accept write-zeroes requests.
+    pub(crate) fn write_zeroes(mut self, write_zeroes: bool) -> Self {
+        self.write_zeroes = write_zeroes;
+        self
+    }
+
+    /// Report a volatile write cache, so flushes reach the driver.
     pub(crate) fn write_cache(mut self, write_cache: bool) -> Self {
         self.write_cache = write_cache;
+        self
+    }
+
+    /// With a write cache, report FUA too (without it the block layer
+    /// turns a FUA write into a write and a flush).
+    pub(crate) fn fua(mut self, fua: bool) -> Self {
+        self.fua = fua;
         self
     }
 
@@ -148,11 +165,17 @@ impl DiskBuilder {
         if self.rotational {
             lim.features |= bindings::BLK_FEAT_ROTATIONAL;
         }
+        // BLK_FEAT_WRITE_CACHE and BLK_FEAT_FUA, not exported to bindings.
         if self.write_cache {
-            lim.features |= BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA;
+            lim.features |= BLK_FEAT_WRITE_CACHE;
+            if self.fua {
+                lim.features |= BLK_FEAT_FUA;
+            }
         }
         if self.discard {
             lim.max_hw_discard_sectors = u32::MAX >> 9;
+        }
+        if self.write_zeroes {
             lim.max_write_zeroes_sectors = u32::MAX >> 9;
         }
         lim

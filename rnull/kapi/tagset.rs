@@ -24,6 +24,8 @@ pub(crate) struct TagSetConfig {
     pub(crate) queue_depth: u32,
     /// `queue_rq` may sleep (`BLK_MQ_F_BLOCKING`).
     pub(crate) blocking: bool,
+    /// No I/O scheduler may be set on its queues (`BLK_MQ_F_NO_SCHED`).
+    pub(crate) no_sched: bool,
     /// Request timeout in milliseconds (0: blk-mq's default of 30 s).
     pub(crate) timeout_ms: u32,
 }
@@ -56,6 +58,9 @@ impl<T: Operations> TagSet<T> {
         let mut flags = bindings::BLK_MQ_F_SHOULD_MERGE;
         if config.blocking {
             flags |= bindings::BLK_MQ_F_BLOCKING;
+        }
+        if config.no_sched {
+            flags |= bindings::BLK_MQ_F_NO_SCHED;
         }
         let (nr_hw_queues, queue_depth) = (config.nr_hw_queues, config.queue_depth);
         // 0 keeps blk-mq's default (30 s).

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/sys/kernel/config/rnull/`: devices made and configured through
+//! configfs, with null_blk's attribute names and units.
+//!
+//! `mkdir /sys/kernel/config/rnull/<name>` makes a directory whose
+//! attributes start from the module parameters; `power=1` creates the disk
+//! `rnullb<index>` from them (the same way the load-time devices are made,
+//! [`Registry::create`]), `power=0` removes it, and `rmdir` removes it too.
+//! While the disk exists its settings are fixed: writes fail with `EBUSY`
+//! (null_blk's rule; null_blk's exception, `submit_queues` and
+//! `poll_queues` through `blk_mq_update_nr_hw_queues`, is not implemented).
+//! A bad value fails with `EINVAL` and a log line naming the attribute and
+//! its range, which is the module parameter's.
+//!
+//! The subsystem's `features` lists the attributes that work.
+//! `poll_queues` exists for scripts that write 0, but rnull has no poll
+//! queues: it accepts only 0 and is not in `features`.
+
+use crate::{
+    config::{model_from_params, Config, IrqMode},
+    device::{Device, Registry},
+    kapi::{
+        configfs::{AttributeOperations, GroupOperations},
+        cpu::possible_cpus,
+        disk_files::FileSpec,
+        fmt::BufWriter,
+        param::IntRange,
+    },
+    params,
+};
+use core::fmt::Write;
+use kernel::{
+    c_str,
+    error::Error,
+    new_mutex,
+    prelude::*,
+    str::{CStr, CString},
+    sync::{Arc, Mutex},
+};
+
+/// The data of `/sys/kernel/config/rnull/` itself.
+pub(crate) struct Devices {
+    registry: Arc<Registry>,
+}
+
+impl Devices {
+    /// The subsystem's data: every device goes through `registry`.
+    pub(crate) fn new(registry: Arc<Registry>) -> Self {
+        Self { registry }
+    }
+}
+
+/// The subsystem's own files.
+const ROOT_ATTRS: [FileSpec; 1] = [FileSpec {
+    name: c_str!("features"),
+    mode: 0o444,
+}];
+
+impl AttributeOperations for Devices {
+    const ATTRS: &'static [FileSpec] = &ROOT_ATTRS;
+
+    /// `features`: the device attributes that work, comma-separated.
+    fn show(&self, _id: usize, out: &mut BufWriter<'_>) -> Result {
+        let mut sep = "";
+        for (spec, attr) in ATTRS.iter().zip(KINDS) {
+            if attr.is_feature() {
+                write!(out, "{sep}{}", spec.name).map_err(|_| EINVAL)?;
+                sep = ",";
+            }
+        }
+        writeln!(out).map_err(|_| EINVAL)
+    }
+}
+
+impl GroupOperations for Devices {
+    type Child = DeviceDir;
+
+    fn make_group(&self, name: &CStr) -> Result<impl PinInit<DeviceDir, Error>> {
+        let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
+        let settings = Settings::new(&self.registry);
+        Ok(try_pin_init!(DeviceDir {
+            name,
+            registry: self.registry.clone(),
+            state <- new_mutex!(DirState {
+                settings,
+                device: None,
+            }),
+        }? Error))
+    }
+
+    /// `rmdir` powers the device off.
+    fn drop_item(&self, child: &DeviceDir) {
+        child.state.lock().device = None;
+    }
+}
+
+/// One device directory.
+#[pin_data]
+pub(crate) struct DeviceDir {
+    /// The directory's name, for log lines.
+    name: CString,
+    registry: Arc<Registry>,
+    #[pin]
+    state: Mutex<DirState>,
+}
+
+/// The settings and, while `power=1`, the device made from them.
+struct DirState {
+    settings: Settings,
+    device: Option<Device>,
+}
+
+/// The attributes of a device directory, in [`ATTRS`] order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Attr {
+    Blocking,
+    Blocksize,
+    CompletionNsec,
+    Discard,
+    Fua,
+    HostTags,
+    HwQueueDepth,
+    Index,
+    Irqmode,
+    MaxSectors,
+    Mbps,
+    MemoryBacked,
+    NoSched,
+    PollQueues,
+    Power,
+    Rotational,
+    RotationalModel,
+    SharedTags,
+    Size,
+    SubmitQueues,
+    TimeSliceUs,
+}
+
+/// `Attr` by index in [`ATTRS`].
+const KINDS: [Attr; 21] = [
+    Attr::Blocking,
+    Attr::Blocksize,
+    Attr::CompletionNsec,
+    Attr::Discard,
+    Attr::Fua,
+    Attr::HostTags,
+    Attr::HwQueueDepth,
+    Attr::Index,
+    Attr::Irqmode,
+    Attr::MaxSectors,
+    Attr::Mbps,
+    Attr::MemoryBacked,
+    Attr::NoSched,
+    Attr::PollQueues,
+    Attr::Power,
+    Attr::Rotational,
+    Attr::RotationalModel,
+    Attr::SharedTags,
+    Attr::Size,
+    Attr::SubmitQueues,
+    Attr::TimeSliceUs,
+];
+
+/// A read-write attribute.
+const fn rw(name: &'static CStr) -> FileSpec {
+    FileSpec { name, mode: 0o644 }
+}
+
+/// The files of a device directory, in [`KINDS`] order (alphabetical, as
+/// `features` lists them).
+const ATTRS: [FileSpec; 21] = [
+    rw(c_str!("blocking")),
+    rw(c_str!("blocksize")),
+    rw(c_str!("completion_nsec")),
+    rw(c_str!("discard")),
+    rw(c_str!("fua")),
+    rw(c_str!("host_tags")),
+    rw(c_str!("hw_queue_depth")),
+    rw(c_str!("index")),
+    rw(c_str!("irqmode")),
+    rw(c_str!("max_sectors")),
+    rw(c_str!("mbps")),
+    rw(c_str!("memory_backed")),
+    rw(c_str!("no_sched")),
+    rw(c_str!("poll_queues")),
+    rw(c_str!("power")),
+    rw(c_str!("rotational")),
+    rw(c_str!("rotational_model")),
+    rw(c_str!("shared_tags")),
+    rw(c_str!("size")),
+    rw(c_str!("submit_queues")),
+    rw(c_str!("time_slice_us")),
+];
+
+/// `poll_queues`: rnull has none.
+const NO_POLL_QUEUES: IntRange = IntRange::new(0, 0);
+
+impl Attr {
+    /// Whether `features` lists it: everything but `poll_queues`.
+    fn is_feature(self) -> bool {
+        self != Attr::PollQueues
+    }
+
+    /// The values a write may give it: the module parameter's range where
+    /// there is one.
+    fn range(self) -> &'static IntRange {
+        match self {
+            Attr::Blocksize => params::BS.range(),
+            Attr::CompletionNsec => params::COMPLETION_NSEC.range(),
+            Attr::HwQueueDepth => params::HW_QUEUE_DEPTH.range(),
+            Attr::Index => &params::INDEX,
+            Attr::Irqmode => params::IRQMODE.range(),
+            Attr::MaxSectors => params::MAX_SECTORS.range(),
+            Attr::Mbps => params::MBPS.range(),
+            Attr::PollQueues => &NO_POLL_QUEUES,
+            Attr::Size => &params::SIZE_MIB,
+            Attr::SubmitQueues => params::SUBMIT_QUEUES.range(),
+            Attr::TimeSliceUs => params::TIME_SLICE_US.range(),
+            Attr::Blocking
+            | Attr::Discard
+            | Attr::Fua
+            | Attr::HostTags
+            | Attr::MemoryBacked
+            | Attr::NoSched
+            | Attr::Power
+            | Attr::Rotational
+            | Attr::RotationalModel
+            | Attr::SharedTags => &params::BOOL,
+        }
+    }
+}
+
+/// `configfs rnull/<dir>/<attribute>`, in log lines.
+struct AttrName<'a>(&'a CStr, &'a CStr);
+
+impl core::fmt::Display for AttrName<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "configfs rnull/{}/{}", self.0, self.1)
+    }
+}
+
+/// What a directory's attributes hold, as written (null_blk's units:
+/// `size` in MiB, `blocksize` in bytes).
+#[derive(Clone, Copy)]
+struct Settings {
+    /// `None`: the lowest free index at power on.
+    index: Option<u32>,
+    size_mib: u64,
+    blocksize: u32,
+    submit_queues: u32,
+    hw_queue_depth: u32,
+    irqmode: IrqMode,
+    completion_nsec: u64,
+    memory_backed: bool,
+    discard: bool,
+    fua: bool,
+    rotational: bool,
+    blocking: bool,
+    shared_tags: bool,
+    max_sectors: u32,
+    no_sched: bool,
+    mbps: u64,
+    host_tags: bool,
+    rotational_model: bool,
+    time_slice_us: u64,
+}
+
+impl Settings {
+    /// A new directory's: the module parameters', in the host budget if
+    /// there is one (as the load-time devices).
+    fn new(registry: &Registry) -> Self {
+        let c = &registry.config;
+        Self {
+            index: None,
+            size_mib: c.size_mib,
+            blocksize: c.block_size,
+            submit_queues: c.submit_queues,
+            hw_queue_depth: c.hw_queue_depth,
+            irqmode: c.irqmode,
+            completion_nsec: c.completion_nsec,
+            memory_backed: c.memory_backed,
+            discard: c.discard,
+            fua: c.fua,
+            rotational: c.rotational,
+            blocking: c.blocking,
+            shared_tags: c.shared_tags,
+            max_sectors: c.max_sectors,
+            no_sched: c.no_sched,
+            mbps: c.mbps,
+            host_tags: registry.host.is_some(),
+            rotational_model: c.model.is_some(),
+            time_slice_us: c.time_slice_us,
+        }
+    }
+
+    /// The value of `attr` (`index`: -1 for the lowest free one).
+    fn get(&self, attr: Attr) -> i64 {
+        let b = i64::from;
+        match attr {
+            Attr::Blocking => b(self.blocking),
+            Attr::Blocksize => self.blocksize.into(),
+            Attr::CompletionNsec => self.completion_nsec as i64,
+            Attr::Discard => b(self.discard),
+            Attr::Fua => b(self.fua),
+            Attr::HostTags => b(self.host_tags),
+            Attr::HwQueueDepth => self.hw_queue_depth.into(),
+            Attr::Index => self.index.map_or(-1, i64::from),
+            Attr::Irqmode => self.irqmode as i64,
+            Attr::MaxSectors => self.max_sectors.into(),
+            Attr::Mbps => self.mbps as i64,
+            Attr::MemoryBacked => b(self.memory_backed),
+            Attr::NoSched => b(self.no_sched),
+            Attr::PollQueues | Attr::Power => 0,
+            Attr::Rotational => b(self.rotational),
+            Attr::RotationalModel => b(self.rotational_model),
+            Attr::SharedTags => b(self.shared_tags),
+            Attr::Size => self.size_mib as i64,
+            Attr::SubmitQueues => self.submit_queues.into(),
+            Attr::TimeSliceUs => self.time_slice_us as i64,
+        }
+    }
+
+    /// Sets `attr` to `v`, which its range accepted.
+    fn set(&mut self, attr: Attr, v: i64) -> Result {
+        let u32v = || u32::try_from(v).map_err(|_| EINVAL);
+        let u64v = || u64::try_from(v).map_err(|_| EINVAL);
+        let on = v != 0;
+        match attr {
+            Attr::Blocking => self.blocking = on,
+            Attr::Blocksize => self.blocksize = u32v()?,
+            Attr::CompletionNsec => self.completion_nsec = u64v()?,
+            Attr::Discard => self.discard = on,
+            Attr::Fua => self.fua = on,
+            Attr::HostTags => self.host_tags = on,
+            Attr::HwQueueDepth => self.hw_queue_depth = u32v()?,
+            Attr::Index => self.index = u32::try_from(v).ok(),
+            Attr::Irqmode => {
+                self.irqmode = match v {
+                    0 => IrqMode::None,
+                    1 => IrqMode::Softirq,
+                    _ => IrqMode::Timer,
+                }
+            }
+            Attr::MaxSectors => self.max_sectors = u32v()?,
+            Attr::Mbps => self.mbps = u64v()?,
+            Attr::MemoryBacked => self.memory_backed = on,
+            Attr::NoSched => self.no_sched = on,
+            // Only 0 gets here; power is not a setting.
+            Attr::PollQueues | Attr::Power => {}
+            Attr::Rotational => self.rotational = on,
+            Attr::RotationalModel => self.rotational_model = on,
+            Attr::SharedTags => self.shared_tags = on,
+            Attr::Size => self.size_mib = u64v()?,
+            Attr::SubmitQueues => self.submit_queues = u32v()?,
+            Attr::TimeSliceUs => self.time_slice_us = u64v()?,
+        }
+        Ok(())
+    }
+
+    /// The configuration of the device these settings make, on top of the
+    /// load's `base` (request timeout, fault injection, slice start and
+    /// the model's parameters come from the module parameters). Clamps
+    /// `submit_queues` as the module parameter is clamped, with a warning.
+    fn make_config(&mut self, base: &Config, dir: &CStr) -> Config {
+        let cpus = possible_cpus();
+        if self.submit_queues > cpus {
+            pr_warn!(
+                "rnull/{dir}: submit_queues={} is more than the {cpus} possible CPUs, using {cpus}\n",
+                self.submit_queues
+            );
+            self.submit_queues = cpus;
+        }
+        let capacity_sectors = self.size_mib << 11;
+        let model = if self.rotational_model {
+            if self.submit_queues != 1 {
+                pr_warn!(
+                    "rnull/{dir}: rotational_model has one actuator: using submit_queues=1, not {}\n",
+                    self.submit_queues
+                );
+                self.submit_queues = 1;
+            }
+            Some(model_from_params(capacity_sectors))
+        } else {
+            None
+        };
+        let mut c = *base;
+        c.submit_queues = self.submit_queues;
+        c.hw_queue_depth = self.hw_queue_depth;
+        c.block_size = self.blocksize;
+        c.size_mib = self.size_mib;
+        c.irqmode = self.irqmode;
+        c.completion_nsec = self.completion_nsec;
+        c.memory_backed = self.memory_backed;
+        c.shared_tags = self.shared_tags;
+        c.blocking = self.blocking;
+        c.rotational = self.rotational || model.is_some();
+        c.discard = self.discard;
+        c.fua = self.fua;
+        c.no_sched = self.no_sched;
+        c.max_sectors = self.max_sectors;
+        c.mbps = self.mbps;
+        c.model = model;
+        c.time_slice_us = self.time_slice_us;
+        c
+    }
+}
+
+impl DeviceDir {
+    /// `power`: creates the device from the settings, or removes it.
+    fn set_power(&self, state: &mut DirState, on: bool) -> Result {
+        if on == state.device.is_some() {
+            return Ok(());
+        }
+        if !on {
+            state.device = None;
+            return Ok(());
+        }
+        let mut settings = state.settings;
+        let config = settings.make_config(&self.registry.config, &self.name);
+        let device = self
+            .registry
+            .create(settings.index, &config, settings.host_tags)
+            .inspect_err(|e| pr_err!("rnull/{}: power on failed: {e:?}\n", &*self.name))?;
+        // The clamped values, as null_blk shows them.
+        state.settings = settings;
+        state.device = Some(device);
+        Ok(())
+    }
+}
+
+impl AttributeOperations for DeviceDir {
+    const ATTRS: &'static [FileSpec] = &ATTRS;
+
+    fn show(&self, id: usize, out: &mut BufWriter<'_>) -> Result {
+        let attr = *KINDS.get(id).ok_or(EINVAL)?;
+        let state = self.state.lock();
+        let v = match (attr, &state.device) {
+            (Attr::Power, d) => i64::from(d.is_some()),
+            (Attr::Index, Some(d)) => d.index().into(),
+            _ => state.settings.get(attr),
+        };
+        writeln!(out, "{v}").map_err(|_| EINVAL)
+    }
+
+    fn store(&self, id: usize, input: &[u8]) -> Result {
+        let (attr, spec) = KINDS.get(id).zip(ATTRS.get(id)).ok_or(EINVAL)?;
+        let what = AttrName(&self.name, spec.name);
+        let v = attr.range().parse(&what, input)?;
+        let mut state = self.state.lock();
+        if *attr == Attr::Power {
+            return self.set_power(&mut state, v != 0);
+        }
+        if state.device.is_some() {
+            return Err(EBUSY);
+        }
+        if *attr == Attr::HostTags && v != 0 && self.registry.host.is_none() {
+            pr_err!("invalid value 1 for {what}: there is no host budget (load rnull with host_queue_depth)\n");
+            return Err(EINVAL);
+        }
+        state.settings.set(*attr, v)
+    }
+}

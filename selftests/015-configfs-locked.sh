@@ -1,0 +1,64 @@
+#!/bin/sh
+# While a configfs device is powered on its settings are fixed, as
+# null_blk's: every attribute but power refuses a valid new value with
+# EBUSY and keeps its value; once powered off the same writes work.
+. "$(dirname "$0")/lib.sh"
+
+cfs=/sys/kernel/config/rnull
+load_rnull nr_devices=0 host_queue_depth=16
+d=$cfs/locked
+mkdir $d || fail "mkdir $d"
+echo 64 >$d/size || fail "size=64"
+echo 1 >$d/power || fail "power=1"
+
+# attribute and a valid value different from its default
+values="blocking 1
+blocksize 4096
+completion_nsec 12345
+discard 1
+fua 0
+host_tags 0
+hw_queue_depth 7
+index 9
+irqmode 2
+max_sectors 64
+mbps 100
+memory_backed 1
+no_sched 1
+poll_queues 0
+rotational 1
+rotational_model 1
+shared_tags 1
+size 32
+submit_queues 1
+time_slice_us 250"
+
+echo "$values" | while read -r attr v; do
+	before=$(cat $d/$attr)
+	if echo "$v" >$d/$attr 2>/tmp/err; then
+		fail "$attr=$v accepted while powered on"
+	fi
+	grep -q "busy" /tmp/err || fail "$attr=$v while powered: not EBUSY: $(cat /tmp/err)"
+	expect_eq "$(cat $d/$attr)" "$before" "$attr unchanged while powered"
+done || exit 1
+# Every attribute of the directory is in the table (power aside).
+for f in $(ls $d); do
+	[ "$f" = power ] && continue
+	echo "$values" | grep -q "^$f " || fail "attribute $f not checked"
+done
+[ -b /dev/rnullb0 ] || fail "rnullb0 gone after refused writes"
+
+echo 0 >$d/power || fail "power=0"
+echo "$values" | while read -r attr v; do
+	echo "$v" >$d/$attr || fail "$attr=$v refused while powered off"
+	expect_eq "$(cat $d/$attr)" "$v" "$attr after power=0"
+done || exit 1
+# The new settings make a device (index 9, one queue for the model); the
+# module-wide tag set would need the module's queue depth.
+echo 0 >$d/shared_tags || fail "shared_tags=0"
+echo 1 >$d/power || fail "power=1 with the new settings"
+[ -b /dev/rnullb9 ] || fail "rnullb9 missing (index=9)"
+expect_eq "$(cat /sys/block/rnullb9/queue/logical_block_size)" 4096 "blocksize applied"
+expect_eq "$(cat /sys/block/rnullb9/size)" $((32 << 11)) "size applied"
+rmdir $d || fail "rmdir"
+unload_rnull
