@@ -38,6 +38,14 @@ use kernel::{prelude::*, sync::Arc};
 /// A hand-off slower than this is counted in [`Host::slow_handoffs`].
 pub(crate) const SLOW_HANDOFF_NS: u64 = 1_000_000;
 
+/// `woken_at`: the device has no refused request.
+const NOT_WAITING: u64 = 0;
+/// `woken_at`: the device was refused and not woken since. Only a device
+/// in this state is stamped by a wake: a waiter bit can outlive its wait
+/// (rtags' re-check after setting it may succeed), and stamping a device
+/// that no longer waits would count its next, unrelated request.
+const REFUSED: u64 = 1;
+
 /// How often idle queues are retired, `lend` re-balances and `window` lays
 /// its windows out.
 pub(crate) const TICK_NS: u64 = 10_000_000;
@@ -53,7 +61,8 @@ pub(crate) struct Host {
     queues: KVec<QueueTags>,
     /// Re-runs a device's queues when a tag it waits for comes back.
     pub(crate) waker: Arc<QueueWaker>,
-    /// Per device: when it was last woken after a refusal (0: not waiting).
+    /// Per device, the hand-off being measured: [`NOT_WAITING`],
+    /// [`REFUSED`] (refused, not woken since), or when it was woken.
     woken_at: KVec<AtomicU64>,
     /// Hand-offs that took [`SLOW_HANDOFF_NS`] or more.
     slow_handoffs: AtomicU64,
@@ -121,22 +130,27 @@ impl Host {
         let now = now_ns();
         for (i, q) in self.queues.iter().enumerate() {
             if q.waiter_bit() & mask != 0 {
-                // Relaxed: a measurement. The first wake of an episode
-                // counts; a later refusal starts a new one.
-                let _ =
-                    self.woken_at[i].compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+                // Relaxed: a measurement. The first wake after a refusal
+                // counts; a later refusal starts a new episode.
+                let _ = self.woken_at[i].compare_exchange(
+                    REFUSED,
+                    now.max(REFUSED + 1),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
                 self.waker.run(i);
             }
         }
     }
 
     /// Device `index` was refused a tag: a wake before this one was not a
-    /// tag it could use.
+    /// tag it could use. (A wake between the refusal in rtags and this
+    /// store is not measured.)
     #[cold]
     pub(crate) fn note_refused(&self, index: u32) {
         if let Some(w) = self.woken_at.get(index as usize) {
             // Relaxed: a measurement.
-            w.store(0, Ordering::Relaxed);
+            w.store(REFUSED, Ordering::Relaxed);
         }
     }
 
@@ -144,8 +158,8 @@ impl Host {
     #[inline]
     pub(crate) fn note_granted(&self, index: u32) {
         if let Some(w) = self.woken_at.get(index as usize) {
-            // Relaxed: a measurement; almost always 0.
-            if w.load(Ordering::Relaxed) != 0 {
+            // Relaxed: a measurement; almost always `NOT_WAITING`.
+            if w.load(Ordering::Relaxed) != NOT_WAITING {
                 self.end_handoff(w);
             }
         }
@@ -153,8 +167,8 @@ impl Host {
 
     #[cold]
     fn end_handoff(&self, woken_at: &AtomicU64) {
-        let t = woken_at.swap(0, Ordering::Relaxed);
-        if t != 0 && now_ns().saturating_sub(t) >= SLOW_HANDOFF_NS {
+        let t = woken_at.swap(NOT_WAITING, Ordering::Relaxed);
+        if t > REFUSED && now_ns().saturating_sub(t) >= SLOW_HANDOFF_NS {
             self.slow_handoffs.fetch_add(1, Ordering::Relaxed);
         }
     }
