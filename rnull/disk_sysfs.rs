@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A disk's sysfs files: `/sys/block/rnullbN/rnull/` (the device's
-//! effective configuration, its counters and, with a host budget, its share
-//! of it) and `/sys/block/rnullbN/mq/<n>/time_slice_us`. kapi registers
+//! effective configuration, its counters, with a host budget its share of
+//! it, and with the rotational model its drive's counters) and `/sys/block/rnullbN/mq/<n>/time_slice_us`. kapi registers
 //! them ([`DiskFiles`]); this file says what they hold.
 
 use crate::{
@@ -41,10 +41,11 @@ enum Field {
     TagsFailures,
     TagsActive,
     TagsWaiting,
+    ModelStats,
 }
 
 /// The files of `rnull/`, in `Field` order; `completion_nsec` and `mbps` are writable.
-const FILES: [FileSpec; 21] = [
+const FILES: [FileSpec; 22] = [
     FileSpec {
         name: c_str!("index"),
         mode: 0o444,
@@ -129,10 +130,14 @@ const FILES: [FileSpec; 21] = [
         name: c_str!("tags_waiting"),
         mode: 0o444,
     },
+    FileSpec {
+        name: c_str!("model_stats"),
+        mode: 0o444,
+    },
 ];
 
 /// `Field` by index in [`FILES`].
-const FIELDS: [Field; 21] = [
+const FIELDS: [Field; 22] = [
     Field::Index,
     Field::SubmitQueues,
     Field::HwQueueDepth,
@@ -154,6 +159,7 @@ const FIELDS: [Field; 21] = [
     Field::TagsFailures,
     Field::TagsActive,
     Field::TagsWaiting,
+    Field::ModelStats,
 ];
 
 impl Field {
@@ -182,9 +188,10 @@ impl DiskFiles for RNullOps {
     const HCTX_FILES: &'static [FileSpec] = &HCTX_FILES;
 
     fn has_file(dev: ArcBorrow<'_, DeviceData>, id: usize) -> bool {
-        FIELDS
-            .get(id)
-            .is_some_and(|f| !f.is_host_tag() || dev.host.is_some())
+        FIELDS.get(id).is_some_and(|f| match f {
+            Field::ModelStats => dev.spindle.is_some(),
+            f => !f.is_host_tag() || dev.host.is_some(),
+        })
     }
 
     fn show(dev: ArcBorrow<'_, DeviceData>, id: usize, out: &mut BufWriter<'_>) -> Result {
@@ -267,6 +274,16 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         Field::Mbps => writeln!(out, "{}", dev.link.mib_per_s()),
         Field::InjectedRequeues => {
             writeln!(out, "{}", dev.injected_requeues.load(Ordering::Relaxed))
+        }
+        Field::ModelStats => {
+            // How the drive served the device's requests so far: what a
+            // scheduler's order did to its cache shows here.
+            let s = dev.spindle.as_ref().ok_or(ENODEV)?.target().stats();
+            writeln!(
+                out,
+                "hits {}\nreadahead_hits {}\nmisses {}\nwrites {}",
+                s.hits, s.readahead_hits, s.misses, s.writes
+            )
         }
         Field::TagsInFlight
         | Field::TagsLimit
