@@ -894,6 +894,9 @@ mod tests {
         let mut p = DiskParams::new(CAP);
         p.seek_max_us = 100;
         assert_eq!(Disk::new(&p).unwrap_err(), ParamError::SeekOrder);
+        // The driver checks its parameters with `validate` before it builds.
+        assert_eq!(p.validate(), Err(ParamError::SeekOrder));
+        assert_eq!(DiskParams::new(CAP).validate(), Ok(()));
         let mut p = DiskParams::new(CAP);
         p.segment_kib = 6;
         assert_eq!(Disk::new(&p).unwrap_err(), ParamError::SegmentAlign);

@@ -12,6 +12,7 @@ from names import (HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, RATIO_HEAD, REF_DRIVE
 from parse import PCT_KEYS
 from plots import scenario_title
 from rows import by_cpus, by_scenario, row_cmp, slice_cells
+import slicetable
 
 
 def md_table(head, body) -> list[str]:
@@ -92,6 +93,23 @@ def herrmann_tables(rs, clock):
                     for nj in njs]
             lines += [f"**{wl}** (fio IOPS, mean (stdev) over {n} runs, {boot}{clock} clock):", ""]
             lines += md_table(["jobs"] + [f"time_slice_us={ts}" for ts in tss], body) + [""]
+    return lines
+
+
+def slice_sections(rs, boots, clock):
+    """slicetable's tables (side by side with the schedulers, the drive's
+    counters, the mix) and the issue's targets."""
+    lines = []
+    blocks = slicetable.side_by_side(rs) + [slicetable.counters_table(rs, boots),
+                                            slicetable.mix_table(rs)]
+    for block in blocks:
+        if block:
+            cap, head, body = block
+            lines += [f"{cap}; {clock} clock:", ""] + md_table(head, body) + [""]
+    tg = slicetable.targets(rs)
+    if tg:
+        lines += ["**Herrmann's targets (issue 16), on the driver:**", ""]
+        lines += [f"- {'✓' if t['pass'] else '✗'} {t['text']}" for t in tg] + [""]
     return lines
 
 
@@ -208,7 +226,10 @@ def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=()
         if scen == "peak" and matrix:
             L += peak_matrix_table(matrix, clock) + params_details(scen_rows[scen], clock)
         if scen == "slices" and scen in scen_rows:
+            L += slice_sections(scen_rows[scen], boots, clock)
             L += herrmann_tables(scen_rows[scen], clock)
+        if scen == "slice_mix" and scen in scen_rows:
+            L += slice_sections(scen_rows[scen], boots, clock)
         if scen == "peak" and matrix:
             L += (["<details><summary>All peak runs</summary>", ""]
                   + scenario_table(scen_rows[scen], scen, clock) + ["", "</details>", ""])

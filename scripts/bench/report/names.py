@@ -8,7 +8,7 @@ from common import natural_key, ordered
 
 SCENARIO_ORDER = [
     "peak", "qd_sweep", "shared_tags", "memory", "starvation", "hotpath",
-    "fairness", "block035", "slices", "slice_clock", "slice_single", "slice_cost", "policy_switch",
+    "fairness", "block035", "slices", "slice_mix", "slice_clock", "slice_single", "slice_cost", "policy_switch",
 ]
 DRIVER_ORDER = ["rnull", "null_blk", "rnull_mod"]
 POLICY_ORDER = ["none", "fair", "borrow", "lend"]
@@ -34,8 +34,8 @@ VARIANT_ORDER = {
     "block035": POLICY_ORDER,
 }
 # Scenarios without group_reporting: one row per fio job.
-PER_JOB_SCENARIOS = {"fairness", "block035"}
-JOB_ORDER = {"fairness": ["A", "B"], "block035": ["fast", "slow"]}
+PER_JOB_SCENARIOS = {"fairness", "block035", "slice_mix"}
+JOB_ORDER = {"fairness": ["A", "B"], "block035": ["fast", "slow"], "slice_mix": ["rand", "seq"]}
 REF_DRIVER = "null_blk"
 HOTPATH_REF_VARIANT = "tags-off"
 # Header of the ratio column where the reference is not C null_blk.

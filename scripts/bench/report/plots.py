@@ -18,6 +18,7 @@ from names import (DRIVER_ORDER, HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, POLICY_
                    variant_number)
 from parse import PCT_KEYS
 from rows import by_cpus, find_row
+import slicetable
 from stats import ratio_spread
 from thresholds import FAIRNESS_LAT_FACTOR, FAIRNESS_TARGET_RATIO, HOST_COST_FLOOR, PEAK_AHEAD_RATIO
 
@@ -65,6 +66,11 @@ def _save(plt, fig, dest: Dest, name):
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return name
+
+
+def _save_fig(plt, fig, dest: Dest, name):
+    """_save for a figure that may not exist (nothing to plot)."""
+    return None if fig is None else _save(plt, fig, dest, name)
 
 
 def _kfmt(ax, axis="y"):
@@ -367,7 +373,8 @@ def plot_hotpath(plt, rows, dest, title):
 
 
 def plot_slices(plt, rows, dest, title):
-    rs = [r for r in rows if r["scenario"] == "slices"]
+    # rnull's slices; the schedulers beside them are slicetable.plot's.
+    rs = [r for r in rows if r["scenario"] == "slices" and r["driver"] == "rnull"]
     parsed = {}  # (driver, workload) -> ts -> [(nj, row)]
     for r in rs:
         m = SLICE_RE.match(r["variant"])
@@ -553,6 +560,7 @@ def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd):
         add(scen, lambda: plot_hotpath(plt, rows, dest, t))
     elif scen == "slices":
         add(scen, lambda: plot_slices(plt, rows, dest, t))
+        add(scen, lambda: _save_fig(plt, slicetable.plot(plt, rows, t), dest, "slice_table.png"))
     elif scen in PER_JOB_SCENARIOS:
         pass
     else:  # peak (old layout), shared_tags, memory and unknown scenarios
