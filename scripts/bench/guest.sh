@@ -327,7 +327,10 @@ SLICE_SCHEDS=${SLICE_SCHEDS-mq-deadline kyber bfq bfq-idle0 bfq-lowlat0}
 # tunables.
 slice_sched() {
 	q=/sys/block/rnullb0/queue
-	echo "${1%%-*}" >$q/scheduler || return
+	case "$1" in
+	bfq*) echo bfq >$q/scheduler ;;
+	*) echo "$1" >$q/scheduler ;;
+	esac || return
 	case "$1" in
 	bfq-idle0) echo 0 >$q/iosched/slice_idle ;;
 	bfq-lowlat0) echo 0 >$q/iosched/low_latency ;;
