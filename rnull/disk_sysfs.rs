@@ -277,12 +277,17 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         }
         Field::ModelStats => {
             // How the drive served the device's requests so far: what a
-            // scheduler's order did to its cache shows here.
+            // scheduler's order did to its cache shows here. With the time
+            // of reading, two readings give the drive's rate between them.
             let s = dev.spindle.as_ref().ok_or(ENODEV)?.target().stats();
             writeln!(
                 out,
-                "hits {}\nreadahead_hits {}\nmisses {}\nwrites {}",
-                s.hits, s.readahead_hits, s.misses, s.writes
+                "hits {}\nreadahead_hits {}\nmisses {}\nwrites {}\nnow_ns {}",
+                s.hits,
+                s.readahead_hits,
+                s.misses,
+                s.writes,
+                now_ns()
             )
         }
         Field::TagsInFlight

@@ -356,14 +356,28 @@ slice_run() {
 		sr_drv=$sr_set
 		;;
 	esac
-	run "$sr_scen" "$sr_var" "$sr_drv" "$sr_round" "$@"
+	# The drive's own rate over a window inside fio's: fio's figure is each
+	# job's I/O over its own window, which starts when that job's ramp ends,
+	# and with slices or BFQ budgets of tens of ms the jobs' windows catch
+	# different shares of their turns (4 jobs at 100 ms slices: 1.3x one
+	# job). The window starts 0.1 s after fio's warm-up, ends 0.1 s before
+	# fio does, and covers every job's turns alike.
+	run "$sr_scen" "$sr_var" "$sr_drv" "$sr_round" "$@" &
+	sr_pid=$!
+	usleep $((SLICE_RAMP * 1000000 + 100000))
+	sr_w0=$(sed 's/^/w0./' /sys/block/rnullb0/rnull/model_stats)
+	usleep $((RUNTIME * 1000000 - 200000))
+	sr_w1=$(sed 's/^/w1./' /sys/block/rnullb0/rnull/model_stats)
+	wait $sr_pid
 	{
+		echo "$sr_w0"
+		echo "$sr_w1"
 		cat /sys/block/rnullb0/rnull/model_stats
 		echo "scheduler $(cat /sys/block/rnullb0/queue/scheduler)"
 		for f in /sys/block/rnullb0/queue/iosched/*; do
 			[ -f "$f" ] && echo "iosched.$(basename "$f") $(cat "$f")"
 		done
-	} >"$run_out.stats"
+	} >"$R/$sr_scen/$sr_var/$sr_drv/r$sr_round.stats"
 }
 
 # Herrmann's table on the rotational model: fio rw=read, write, randread,

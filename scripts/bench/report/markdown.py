@@ -100,13 +100,14 @@ def slice_sections(rs, boots, clock):
     """slicetable's tables (side by side with the schedulers, the drive's
     counters, the mix) and the issue's targets."""
     lines = []
-    blocks = slicetable.side_by_side(rs) + [slicetable.counters_table(rs, boots),
-                                            slicetable.mix_table(rs)]
+    st = slicetable.read_stats(boots)
+    blocks = slicetable.side_by_side(rs, st) + [slicetable.counters_table(rs, boots),
+                                                slicetable.mix_table(rs)]
     for block in blocks:
         if block:
             cap, head, body = block
             lines += [f"{cap}; {clock} clock:", ""] + md_table(head, body) + [""]
-    tg = slicetable.targets(rs)
+    tg = slicetable.targets(rs, st)
     if tg:
         lines += ["**Herrmann's targets (issue 16), on the driver:**", ""]
         lines += [f"- {'✓' if t['pass'] else '✗'} {t['text']}" for t in tg] + [""]

@@ -89,23 +89,24 @@ def _share(v, base):
     return f"{v:,.0f} ({v / base:.2f})" if base else f"{v:,.0f}"
 
 
-def side_by_side(rows):
+def side_by_side(rows, st=None):
     """[(caption, head, body)]: per workload, a setting per line, jobs
-    across, IOPS mean (share of one job with no scheduler)."""
+    across, IOPS (share of one job with no scheduler): the drive's rate over
+    its window where the runs recorded one (`st`, read_stats), else fio's
+    mean."""
     c = cells(rows)
     out = []
     for wl in sorted({k[0] for k in c}, key=lambda w: (
             SLICE_WORKLOADS.index(w) if w in SLICE_WORKLOADS else 9, w)):
         settings = sorted({k[1] for k in c if k[0] == wl}, key=setting_key)
         jobs = sorted({k[2] for k in c if k[0] == wl})
-        one = c.get((wl, ("rnull", 0), 1))
-        base = one["iops_mean"] if one else None
+        base = _iops(c, wl, ("rnull", 0), 1, st)
         body = []
         for s in settings:
             line = [setting_label(s)]
             for j in jobs:
-                r = c.get((wl, s, j))
-                line.append("–" if r is None else _share(r["iops_mean"], base))
+                v = _iops(c, wl, s, j, st)
+                line.append("–" if v is None else _share(v, base))
             body.append(line)
         if wl == "seqread":
             h = HERRMANN
@@ -120,7 +121,11 @@ def side_by_side(rows):
                     line.append("")
             body.append(line)
         n = max((r["n"] for k, r in c.items() if k[0] == wl), default=0)
-        cap = (f"**{wl}**: fio IOPS, mean of {n} round(s) (share of one job with no "
+        drive = any(isinstance(x.get("window_iops"), float) for k, x in (st or {}).items()
+                    if k[0] == "slices" and k[1].startswith(wl + "-"))
+        what = ("the drive's IOPS over a window inside fio's (fio's own in summary.csv)"
+                if drive else "fio IOPS")
+        cap = (f"**{wl}**: {what}, mean of {n} round(s) (share of one job with no "
                "scheduler and no slice)")
         out.append((cap, ["setting"] + [f"{j} job{'s' if j > 1 else ''}" for j in jobs], body))
     return out
@@ -147,17 +152,23 @@ def mix_table(rows):
                  "sequential IOPS (7 jobs)"], body
 
 
-def _iops(c, wl, s, j):
+def _iops(c, wl, s, j, st=None):
+    """The drive's rate over its window when the run recorded one, else
+    fio's IOPS."""
+    w = (st or {}).get(("slices", f"{wl}-ts{s[1]}-j{j}", s[0]), {}).get("window_iops")
+    if isinstance(w, float):
+        return w
     r = c.get((wl, s, j))
     return r["iops_mean"] if r else None
 
 
-def targets(rows):
-    """The issue's targets: [{'text', 'pass'}], those the rows allow."""
+def targets(rows, st=None):
+    """The issue's targets: [{'text', 'pass'}], those the rows allow; IOPS
+    as side_by_side takes them, the rounds' agreement from fio's."""
     c = cells(rows)
     out = []
-    one = _iops(c, "seqread", ("rnull", 0), 1)
-    zero8 = _iops(c, "seqread", ("rnull", 0), 8)
+    one = _iops(c, "seqread", ("rnull", 0), 1, st)
+    zero8 = _iops(c, "seqread", ("rnull", 0), 8, st)
     slices = sorted({s for (wl, s, j) in c if wl == "seqread" and s[0] == "rnull" and s[1]})
     if one and zero8:
         share = zero8 / one
@@ -165,17 +176,17 @@ def targets(rows):
         out.append({"pass": lo <= share <= hi,
                     "text": f"8 jobs at time_slice_us=0 keep {share:.2f} of one job "
                             f"({zero8:,.0f} / {one:,.0f}; target {lo:.2f}-{hi:.2f}, Herrmann 0.30)"})
-    t250 = _iops(c, "seqread", ("rnull", 250), 8)
+    t250 = _iops(c, "seqread", ("rnull", 250), 8, st)
     if t250 and zero8:
         out.append({"pass": t250 / zero8 >= GAIN_250,
                     "text": f"8 jobs at 250 us against 0: {t250 / zero8:.2f}x "
                             f"({t250:,.0f} / {zero8:,.0f}; target >= {GAIN_250}x, Herrmann 1.48x)"})
-    best = max(((_iops(c, "seqread", s, 8) or 0, s[1]) for s in slices), default=None)
+    best = max(((_iops(c, "seqread", s, 8, st) or 0, s[1]) for s in slices), default=None)
     if best and one:
         out.append({"pass": best[0] / one >= BEST_SHARE,
                     "text": f"the best slice at 8 jobs ({best[1]} us, {best[0]:,.0f}) keeps "
                             f"{best[0] / one:.2f} of one job (target >= {BEST_SHARE}, CFQ's level)"})
-    bfq = max(((_iops(c, "seqread", s, 8) or 0, s[0]) for (wl, s, j) in c
+    bfq = max(((_iops(c, "seqread", s, 8, st) or 0, s[0]) for (wl, s, j) in c
                if wl == "seqread" and j == 8 and s[0].startswith("bfq")), default=None)
     if best and bfq:
         out.append({"pass": best[0] >= bfq[0],
@@ -183,8 +194,8 @@ def targets(rows):
                             f"BFQ's best ({bfq[1]}, {bfq[0]:,.0f}): {best[0] / bfq[0]:.2f}x "
                             "(target >= 1)"})
     for j in (1, 8):
-        base = _iops(c, "randread", ("rnull", 0), j)
-        got = [(_iops(c, "randread", s, j), s[1]) for s in slices]
+        base = _iops(c, "randread", ("rnull", 0), j, st)
+        got = [(_iops(c, "randread", s, j, st), s[1]) for s in slices]
         got = [(v, ts) for v, ts in got if v is not None]
         if base and got:
             worst = min(got)
@@ -193,8 +204,8 @@ def targets(rows):
                         "text": f"random read, {j} job(s): worst slice ({worst[1]} us) loses "
                                 f"{loss * 100:.1f}% against 0 (target <= {RANDREAD_LOSS * 100:.0f}%)"})
     for wl in ("seqread", "seqwrite"):
-        base = _iops(c, wl, ("rnull", 0), 1)
-        got = [(v, s[1]) for s in slices if (v := _iops(c, wl, s, 1)) is not None]
+        base = _iops(c, wl, ("rnull", 0), 1, st)
+        got = [(v, s[1]) for s in slices if (v := _iops(c, wl, s, 1, st)) is not None]
         if base and got:
             worst = min(got)
             loss = 1 - worst[0] / base
@@ -212,10 +223,25 @@ def targets(rows):
     return out
 
 
+COMMANDS = ("hits", "readahead_hits", "misses", "writes")
+
+
+def window_iops(one):
+    """Commands the drive started per second between the readings `w0.*`
+    and `w1.*` of one run's stats file, or None without them."""
+    try:
+        t = one["w1.now_ns"] - one["w0.now_ns"]
+        n = sum(one[f"w1.{k}"] - one[f"w0.{k}"] for k in COMMANDS)
+    except (KeyError, TypeError):
+        return None
+    return n * 1e9 / t if t > 0 else None
+
+
 def read_stats(boots):
     """{(scenario, variant, driver): {counter: mean over rounds}} from the
-    `r<N>.stats` files: the drive's counters (numbers) and the scheduler's
-    tunables (kept as text, from the first round)."""
+    `r<N>.stats` files: the drive's counters at the end (numbers), its rate
+    over the window between two readings (`window_iops`) and the
+    scheduler's tunables (kept as text, from the first round)."""
     out = {}
     for boot in boots:
         for scen in ("slices", "slice_mix"):
@@ -231,16 +257,21 @@ def read_stats(boots):
                     files = sorted(f for f in os.listdir(ddir) if STATS_RE.match(f))
                     sums: dict = {}
                     for f in files:
+                        one = {}
                         for ln in open(os.path.join(ddir, f), encoding="utf-8",
                                        errors="replace"):
                             k, _, v = ln.strip().partition(" ")
                             if not k:
                                 continue
                             try:
-                                val = float(v)
+                                one[k] = float(v)
                             except ValueError:
-                                val = v
-                            sums.setdefault(k, []).append(val)
+                                one[k] = v
+                        w = window_iops(one)
+                        if w is not None:
+                            one["window_iops"] = w
+                        for k, v in one.items():
+                            sums.setdefault(k, []).append(v)
                     if sums:
                         out[(scen, var, drv)] = {
                             k: (sum(v) / len(v) if all(isinstance(x, float) for x in v) else v[0])

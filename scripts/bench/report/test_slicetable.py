@@ -152,6 +152,21 @@ class SliceTableTest(unittest.TestCase):
                   "**Herrmann's targets (issue 16), on the driver:**", "- ✗ the best slice"):
             self.assertIn(s, self.md)
 
+    def test_window_iops_from_two_readings(self):
+        one = {"w0.hits": 100.0, "w0.readahead_hits": 0.0, "w0.misses": 10.0, "w0.writes": 0.0,
+               "w0.now_ns": 1e9, "w1.hits": 2090.0, "w1.readahead_hits": 10.0,
+               "w1.misses": 10.0, "w1.writes": 0.0, "w1.now_ns": 1.5e9}
+        self.assertAlmostEqual(slicetable.window_iops(one), 4000.0)
+        self.assertIsNone(slicetable.window_iops({"hits": 5.0}))
+
+    def test_the_drives_window_replaces_fio(self):
+        st = {("slices", "seqread-ts0-j8", "rnull"): {"window_iops": 5000.0}}
+        cap, _, body = slicetable.side_by_side(self.res["rows"], st)[0]
+        self.assertIn("the drive's IOPS over a window", cap)
+        self.assertEqual(body[0][2], "5,000 (0.25)")
+        t = [x for x in slicetable.targets(self.res["rows"], st) if "time_slice_us=0 keep" in x["text"]]
+        self.assertIn("keep 0.25 of one job", t[0]["text"])
+
     @unittest.skipUnless(HAVE_MPL, "matplotlib not available")
     def test_plot_written(self):
         self.assertIn("slice_table.png", self.res["plots"]["slices"])
