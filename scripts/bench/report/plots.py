@@ -502,7 +502,8 @@ def plot_peak_matrix(plt, cells, dest, title, clock):
     return _save(plt, fig, dest, "peak.png")
 
 
-def make_plots(rows, tls, meta, outdir, clock, verd=None, matrix=()) -> dict[str, list[str]]:
+def make_plots(rows, tls, meta, outdir, clock, verd=None, matrix=(),
+               boots=()) -> dict[str, list[str]]:
     """{scenario: [png names]}; {} without matplotlib."""
     verd = verd or {}
     plt = _plt()
@@ -535,14 +536,14 @@ def make_plots(rows, tls, meta, outdir, clock, verd=None, matrix=()) -> dict[str
             if scen == "policy_switch" and tls:
                 continue  # the timeline plot below
             t = scenario_title(meta, scen) + (f" [{cpus} vCPU]" if multi else "")
-            _scenario_plot(plt, add, scen, rs, dest, t, meta, bv)
+            _scenario_plot(plt, add, scen, rs, dest, t, meta, bv, boots)
     if tls:
         add("policy_switch", lambda: plot_policy_switch(
             plt, tls, Dest(outdir), scenario_title(meta, "policy_switch")))
     return out
 
 
-def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd):
+def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd, boots=()):
     if scen == "qd_sweep":
         add(scen, lambda: plot_qd_sweep(plt, rows, dest, t))
     elif scen == "starvation":
@@ -560,7 +561,8 @@ def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd):
         add(scen, lambda: plot_hotpath(plt, rows, dest, t))
     elif scen == "slices":
         add(scen, lambda: plot_slices(plt, rows, dest, t))
-        add(scen, lambda: _save_fig(plt, slicetable.plot(plt, rows, t), dest, "slice_table.png"))
+        add(scen, lambda: _save_fig(plt, slicetable.plot(plt, rows, t, slicetable.read_stats(
+            [b for b in boots if b.cpus in (None, rows[0]["cpus"])])), dest, "slice_table.png"))
     elif scen in PER_JOB_SCENARIOS:
         pass
     else:  # peak (old layout), shared_tags, memory and unknown scenarios

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 
 from common import natural_key, warn
 from names import SLICE_RE, SLICE_WORKLOADS
@@ -306,9 +307,10 @@ def counters_table(rows, boots):
                  "scheduler tunables"], body
 
 
-def plot(plt, rows, title):
-    """The figure (sequential read IOPS against jobs per setting, and the
-    mix's random reader p99), or None without rows."""
+def plot(plt, rows, title, st=None):
+    """The figure (sequential read IOPS against jobs per setting, as
+    side_by_side takes them, and the mix's random reader p99), or None
+    without rows."""
     c = cells(rows)
     mc = mix_cells(rows)
     settings = sorted({k[1] for k in c if k[0] == "seqread"}, key=setting_key)
@@ -321,7 +323,7 @@ def plot(plt, rows, title):
     slices = [s for s in settings if s[0] == "rnull" and s[1]]
     scheds = [s for s in settings if s[0] != "rnull"]
     for s in settings:
-        pts = sorted((j, r["iops_mean"]) for (wl, ss, j), r in c.items()
+        pts = sorted((j, _iops(c, wl, ss, j, st)) for (wl, ss, j) in c
                      if wl == "seqread" and ss == s)
         if s in slices:
             style = {"color": cmap(0.9 * slices.index(s) / max(1, len(slices) - 1)),
@@ -357,5 +359,5 @@ def plot(plt, rows, title):
         ax.set_xlabel("random reader p99 latency, ms")
         ax.set_title("mix: 1 random reader among 7 sequential", fontsize=10)
         ax.grid(alpha=0.3, axis="x")
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=9)
     return fig
