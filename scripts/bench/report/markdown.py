@@ -97,12 +97,14 @@ def herrmann_tables(rs, clock):
 
 
 def slice_sections(rs, boots, clock):
-    """slicetable's tables (side by side with the schedulers, the drive's
-    counters, the mix) and the issue's targets."""
+    """slicetable's tables for `slices` (side by side with the schedulers,
+    the drive's counters, and the issue's targets) or `slice_mix`."""
     lines = []
+    if rs and rs[0]["scenario"] == "slice_mix":
+        block = slicetable.mix_table(rs)
+        return [f"{block[0]}; {clock} clock:", ""] + md_table(*block[1:]) + [""] if block else []
     st = slicetable.read_stats(boots)
-    blocks = slicetable.side_by_side(rs, st) + [slicetable.counters_table(rs, boots),
-                                                slicetable.mix_table(rs)]
+    blocks = slicetable.side_by_side(rs, st) + [slicetable.counters_table(rs, boots)]
     for block in blocks:
         if block:
             cap, head, body = block

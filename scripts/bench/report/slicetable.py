@@ -36,6 +36,9 @@ BEST_SHARE = 0.62             # the best slice at 8 jobs against one job
 RANDREAD_LOSS = 0.03          # random read at 1 and 8 jobs, any slice vs 0
 SINGLE_LOSS = 0.01            # one sequential job, any slice vs 0
 RUNS_AGREE = 0.01             # two rounds of one cell
+# The slices of the issue's table; the best of them must meet BEST_SHARE
+# and BFQ's best (longer ones are reported beside them).
+ISSUE_SLICES = (50, 250, 500, 1000, 5000, 20000)
 
 SCHED_ORDER = ["mq-deadline", "kyber", "bfq"]
 STATS_RE = re.compile(r"^r(\d+)\.stats$")
@@ -182,18 +185,21 @@ def targets(rows, st=None):
         out.append({"pass": t250 / zero8 >= GAIN_250,
                     "text": f"8 jobs at 250 us against 0: {t250 / zero8:.2f}x "
                             f"({t250:,.0f} / {zero8:,.0f}; target >= {GAIN_250}x, Herrmann 1.48x)"})
-    best = max(((_iops(c, "seqread", s, 8, st) or 0, s[1]) for s in slices), default=None)
-    if best and one:
-        out.append({"pass": best[0] / one >= BEST_SHARE,
-                    "text": f"the best slice at 8 jobs ({best[1]} us, {best[0]:,.0f}) keeps "
-                            f"{best[0] / one:.2f} of one job (target >= {BEST_SHARE}, CFQ's level)"})
     bfq = max(((_iops(c, "seqread", s, 8, st) or 0, s[0]) for (wl, s, j) in c
                if wl == "seqread" and j == 8 and s[0].startswith("bfq")), default=None)
-    if best and bfq:
-        out.append({"pass": best[0] >= bfq[0],
-                    "text": f"the best slice at 8 jobs ({best[1]} us, {best[0]:,.0f}) against "
-                            f"BFQ's best ({bfq[1]}, {bfq[0]:,.0f}): {best[0] / bfq[0]:.2f}x "
-                            "(target >= 1)"})
+    listed = [s for s in slices if s[1] in ISSUE_SLICES]
+    beyond = [s for s in slices if s[1] not in ISSUE_SLICES]
+    for group, what in ((listed, "the best slice"), (beyond, "beyond the issue's slices, the best")):
+        best = max(((_iops(c, "seqread", s, 8, st) or 0, s[1]) for s in group), default=None)
+        if best and one:
+            out.append({"pass": best[0] / one >= BEST_SHARE,
+                        "text": f"{what} at 8 jobs ({best[1]} us, {best[0]:,.0f}) keeps "
+                                f"{best[0] / one:.2f} of one job (target >= {BEST_SHARE}, CFQ's level)"})
+        if best and bfq:
+            out.append({"pass": best[0] >= bfq[0],
+                        "text": f"{what} at 8 jobs ({best[1]} us, {best[0]:,.0f}) against "
+                                f"BFQ's best ({bfq[1]}, {bfq[0]:,.0f}): {best[0] / bfq[0]:.2f}x "
+                                "(target >= 1)"})
     for j in (1, 8):
         base = _iops(c, "randread", ("rnull", 0), j, st)
         got = [(_iops(c, "randread", s, j, st), s[1]) for s in slices]

@@ -30,6 +30,7 @@ SEQREAD = {
     ("rnull", 0): {1: 20000, 8: 6000},        # 0.30 of one job: pass
     ("rnull", 250): {1: 19900, 8: 9000},      # 1.5x: pass; one job -0.5%: pass
     ("rnull", 20000): {1: 19700, 8: 12000},   # best 0.60: fail; one job -1.5%: fail
+    ("rnull", 100000): {1: 19700, 8: 19500},  # beyond the issue's list: beats BFQ
     ("bfq", 0): {1: 20000, 8: 7000},
     ("bfq-lowlat0", 0): {1: 20000, 8: 19000},  # BFQ's best: beats the slices
     ("mq-deadline", 0): {1: 20000, 8: 6100},
@@ -97,7 +98,8 @@ class SliceTableTest(unittest.TestCase):
         self.assertEqual(head, ["setting", "1 job", "8 jobs"])
         self.assertEqual([b[0] for b in body], [
             "none, time_slice_us=0", "mq-deadline", "bfq", "bfq-lowlat0",
-            "time_slice_us=250", "time_slice_us=20000", "Herrmann (HD155UI): 0 / 250 us / CFQ"])
+            "time_slice_us=250", "time_slice_us=20000", "time_slice_us=100000",
+            "Herrmann (HD155UI): 0 / 250 us / CFQ"])
         # Shares of one job with no scheduler, computed from the rounds' mean.
         self.assertEqual(body[0][2], "6,000 (0.30)")
         self.assertEqual(body[3][2], "19,000 (0.95)")
@@ -111,6 +113,11 @@ class SliceTableTest(unittest.TestCase):
         bfq = [v for k, v in self.targets.items() if "BFQ's best" in v["text"]][0]
         self.assertFalse(bfq["pass"])
         self.assertIn("bfq-lowlat0, 19,000", bfq["text"])
+        beyond = [v for v in slicetable.targets(self.res["rows"])
+                  if v["text"].startswith("beyond")]
+        self.assertEqual(len(beyond), 2)
+        self.assertTrue(all(v["pass"] for v in beyond))
+        self.assertIn("(100000 us, 19,500)", beyond[0]["text"])
         self.assertFalse(t["random read, 1 job(s)"])
         self.assertIn("loses 10.0%", self.targets["random read, 1 job(s)"]["text"])
         self.assertFalse(t["one seqread job"])
