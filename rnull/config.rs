@@ -3,9 +3,9 @@
 //! The configuration of one load, read once from the module parameters.
 
 use crate::{
-    disk_model::DiskModel,
+    kapi::param::IntParam,
     params,
-    rtags::{policy::Policy, slice::SliceStart},
+    rtags::{disk::DiskParams, policy::Policy, slice::SliceStart},
 };
 use kernel::prelude::*;
 
@@ -49,8 +49,8 @@ pub(crate) struct Config {
     pub(crate) host_mbps: u64,
     pub(crate) tag_policy: Policy,
     pub(crate) borrow_expiry_us: u64,
-    /// The rotational model, when enabled.
-    pub(crate) model: Option<DiskModel>,
+    /// The rotational model's drive, when enabled.
+    pub(crate) model: Option<DiskParams>,
     pub(crate) time_slice_us: u64,
     /// When a slice's clock starts.
     pub(crate) time_slice_start: SliceStart,
@@ -62,6 +62,37 @@ pub(crate) struct Config {
 /// Converts a parameter already range-checked at set time.
 fn param_u32(v: i64) -> Result<u32> {
     u32::try_from(v).map_err(|_| EINVAL)
+}
+
+/// The drive's parameters, each range-checked when it was set; the
+/// constraints between them are checked here, at load.
+pub(crate) fn disk_params(capacity_sectors: u64) -> Result<DiskParams> {
+    let v = |p: &IntParam| u32::try_from(p.get()).map_err(|_| EINVAL);
+    let p = DiskParams {
+        capacity_sectors,
+        rpm: v(&params::RPM)?,
+        seek_min_us: v(&params::SEEK_MIN_US)?,
+        seek_max_us: v(&params::SEEK_MAX_US)?,
+        media_mbps: v(&params::MEDIA_MBPS)?,
+        bus_mbps: v(&params::BUS_MBPS)?,
+        segments: v(&params::CACHE_SEGMENTS)?,
+        segment_kib: v(&params::SEGMENT_KIB)?,
+        readahead_min_kib: v(&params::READAHEAD_MIN_KIB)?,
+        hit_overhead_ns: v(&params::HIT_OVERHEAD_NS)?,
+        ncq_depth: v(&params::NCQ_DEPTH)?,
+        ncq_max_wait_ms: v(&params::NCQ_MAX_WAIT_MS)?,
+    };
+    if let Err(e) = p.validate() {
+        pr_err!(
+            "rotational_model: {e} (seek_min_us={}, seek_max_us={}, segment_kib={}, readahead_min_kib={})\n",
+            p.seek_min_us,
+            p.seek_max_us,
+            p.segment_kib,
+            p.readahead_min_kib
+        );
+        return Err(EINVAL);
+    }
+    Ok(p)
 }
 
 impl Config {
@@ -90,15 +121,12 @@ impl Config {
                 pr_warn!("rotational_model has one actuator: using submit_queues=1, not {submit_queues}\n");
                 submit_queues = 1;
             }
-            Some(model_from_params(size_mib << 11))
+            Some(disk_params(size_mib << 11)?)
         } else {
             None
         };
         let memory_backed = params::MEMORY_BACKED.get() != 0;
         let time_slice_us = u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?;
-        if params::MODEL_TIME_DILATION.get() != 1 && model.is_none() {
-            pr_info!("model_time_dilation applies to the rotational model; without rotational_model=1 it changes nothing\n");
-        }
         if model.is_some() && (params::MBPS.get() != 0 || params::HOST_MBPS.get() != 0) {
             pr_warn!("mbps and host_mbps do not apply to the rotational model, which has its own media rate (media_mbps)\n");
         }
@@ -152,18 +180,4 @@ impl Config {
     pub(crate) fn capacity_sectors(&self) -> u64 {
         self.size_mib << 11
     }
-}
-
-/// The rotational model of a device of `capacity_sectors`, from the
-/// model's module parameters.
-pub(crate) fn model_from_params(capacity_sectors: u64) -> DiskModel {
-    let us = |p: &crate::kapi::param::IntParam| u64::try_from(p.get()).unwrap_or(0);
-    DiskModel::new(
-        capacity_sectors,
-        us(&params::SEEK_MIN_US),
-        us(&params::SEEK_MAX_US),
-        us(&params::RPM),
-        us(&params::MEDIA_MBPS),
-        us(&params::MODEL_TIME_DILATION),
-    )
 }

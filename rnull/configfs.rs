@@ -18,7 +18,7 @@
 //! queues: it accepts only 0 and is not in `features`.
 
 use crate::{
-    config::{model_from_params, Config, IrqMode},
+    config::{disk_params, Config, IrqMode},
     device::{Device, Registry},
     kapi::{
         configfs::{AttributeOperations, GroupOperations},
@@ -361,8 +361,9 @@ impl Settings {
     /// The configuration of the device these settings make, on top of the
     /// load's `base` (request timeout, fault injection, slice start and
     /// the model's parameters come from the module parameters). Clamps
-    /// `submit_queues` as the module parameter is clamped, with a warning.
-    fn make_config(&mut self, base: &Config, dir: &CStr) -> Config {
+    /// `submit_queues` as the module parameter is clamped, with a warning;
+    /// refuses model parameters that do not fit together.
+    fn make_config(&mut self, base: &Config, dir: &CStr) -> Result<Config> {
         let cpus = possible_cpus();
         if self.submit_queues > cpus {
             pr_warn!(
@@ -380,7 +381,7 @@ impl Settings {
                 );
                 self.submit_queues = 1;
             }
-            Some(model_from_params(capacity_sectors))
+            Some(disk_params(capacity_sectors)?)
         } else {
             None
         };
@@ -402,7 +403,7 @@ impl Settings {
         c.mbps = self.mbps;
         c.model = model;
         c.time_slice_us = self.time_slice_us;
-        c
+        Ok(c)
     }
 }
 
@@ -417,7 +418,7 @@ impl DeviceDir {
             return Ok(());
         }
         let mut settings = state.settings;
-        let config = settings.make_config(&self.registry.config, &self.name);
+        let config = settings.make_config(&self.registry.config, &self.name)?;
         let device = self
             .registry
             .create(settings.index, &config, settings.host_tags)

@@ -59,9 +59,9 @@ impl DeviceData {
             None
         };
         let slice_ns = config.time_slice_us * 1000;
-        let spindle = match config.model {
-            Some(model) => Some(KBox::pin_init(
-                Timer::new(Spindle::new(model, slice_ns, config.time_slice_start)),
+        let spindle = match &config.model {
+            Some(params) => Some(KBox::pin_init(
+                Timer::new(Spindle::new(params, slice_ns, config.time_slice_start)?),
                 GFP_KERNEL,
             )?),
             None => None,
@@ -175,8 +175,10 @@ pub(crate) struct Command {
     status: AtomicU8,
     /// The host tag held, or [`NO_TAG`].
     host_tag: AtomicU32,
-    /// Arrival order at the rotational model's dispatcher.
-    seq: AtomicU64,
+    /// Arrival time at the rotational model's dispatcher.
+    arrival_ns: AtomicU64,
+    /// Software queue slot at the rotational model's dispatcher.
+    slot: AtomicU32,
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
@@ -191,7 +193,8 @@ impl Command {
         Self {
             status: AtomicU8::new(Status::OK.raw()),
             host_tag: AtomicU32::new(NO_TAG),
-            seq: AtomicU64::new(0),
+            arrival_ns: AtomicU64::new(0),
+            slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
         }
     }
@@ -244,14 +247,20 @@ impl Command {
 }
 
 impl SpindleRequest for Command {
-    fn set_seq(&self, seq: u64) {
+    fn set_arrival(&self, slot: u32, now_ns: u64) {
         // Relaxed: only read under the same lock.
-        self.seq.store(seq, Ordering::Relaxed);
+        self.slot.store(slot, Ordering::Relaxed);
+        self.arrival_ns.store(now_ns, Ordering::Relaxed);
     }
 
-    fn seq(&self) -> u64 {
-        // Relaxed: see `set_seq`.
-        self.seq.load(Ordering::Relaxed)
+    fn slot(&self) -> u32 {
+        // Relaxed: see `set_arrival`.
+        self.slot.load(Ordering::Relaxed)
+    }
+
+    fn arrival_ns(&self) -> u64 {
+        // Relaxed: see `set_arrival`.
+        self.arrival_ns.load(Ordering::Relaxed)
     }
 
     fn status(&self) -> Status {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A disk's sysfs files: `/sys/block/rnullbN/rnull/` (the device's
-//! effective configuration, its counters and, with a host budget, its share
-//! of it) and `/sys/block/rnullbN/mq/<n>/time_slice_us`. kapi registers
+//! effective configuration, its counters, with a host budget its share of
+//! it, and with the rotational model its drive's counters) and `/sys/block/rnullbN/mq/<n>/time_slice_us`. kapi registers
 //! them ([`DiskFiles`]); this file says what they hold.
 
 use crate::{
@@ -42,11 +42,12 @@ enum Field {
     TagsFailures,
     TagsActive,
     TagsWaiting,
+    ModelStats,
 }
 
 /// The files of `rnull/` and what each shows; `completion_nsec` and `mbps`
 /// are writable.
-const TABLE: [(FileSpec, Field); 22] = [
+const TABLE: [(FileSpec, Field); 23] = [
     (FileSpec::new(c_str!("index"), 0o444), Field::Index),
     (
         FileSpec::new(c_str!("submit_queues"), 0o444),
@@ -108,6 +109,10 @@ const TABLE: [(FileSpec, Field); 22] = [
         FileSpec::new(c_str!("tags_waiting"), 0o444),
         Field::TagsWaiting,
     ),
+    (
+        FileSpec::new(c_str!("model_stats"), 0o444),
+        Field::ModelStats,
+    ),
 ];
 
 /// The file specs of [`TABLE`], for [`DiskFiles::FILES`].
@@ -144,9 +149,10 @@ impl DiskFiles for RNullOps {
     const HCTX_FILES: &'static [FileSpec] = &HCTX_FILES;
 
     fn has_file(dev: ArcBorrow<'_, DeviceData>, id: usize) -> bool {
-        TABLE
-            .get(id)
-            .is_some_and(|(_, f)| !f.is_host_tag() || dev.host.is_some())
+        TABLE.get(id).is_some_and(|(_, f)| match f {
+            Field::ModelStats => dev.spindle.is_some(),
+            f => !f.is_host_tag() || dev.host.is_some(),
+        })
     }
 
     fn show(dev: ArcBorrow<'_, DeviceData>, id: usize, out: &mut BufWriter<'_>) -> Result {
@@ -231,6 +237,21 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         Field::Mbps => writeln!(out, "{}", dev.link.link().mib_per_s()),
         Field::InjectedRequeues => {
             writeln!(out, "{}", dev.injected_requeues.load(Ordering::Relaxed))
+        }
+        Field::ModelStats => {
+            // How the drive served the device's requests so far: what a
+            // scheduler's order did to its cache shows here. With the time
+            // of reading, two readings give the drive's rate between them.
+            let s = dev.spindle.as_ref().ok_or(ENODEV)?.target().stats();
+            writeln!(
+                out,
+                "hits {}\nreadahead_hits {}\nmisses {}\nwrites {}\nnow_ns {}",
+                s.hits,
+                s.readahead_hits,
+                s.misses,
+                s.writes,
+                now_ns()
+            )
         }
         Field::TagsInFlight
         | Field::TagsLimit

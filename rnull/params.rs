@@ -14,7 +14,10 @@
 
 use crate::{
     kapi::param::{module_param, ChoiceParam, IntParam, IntRange},
-    rtags::link::MAX_MIB_PER_S,
+    rtags::{
+        disk::{self, Limit},
+        link::MAX_MIB_PER_S,
+    },
 };
 
 /// A switch.
@@ -86,18 +89,64 @@ pub(crate) const POLICY_NAMES: [&str; 5] = ["fair", "borrow", "none", "lend", "w
 module_param!(ROTATIONAL_MODEL: IntParam = IntParam::new(0, BOOL),
     "rotational_model", 0o444, "int",
     "model a single-actuator rotational disk; implies `rotational=1` and `submit_queues=1` (clamped with a warning)");
-module_param!(SEEK_MIN_US: IntParam = IntParam::new(500, IntRange::new(0, 100_000)),
-    "seek_min_us", 0o444, "int", "model: track-to-track seek in us");
-module_param!(SEEK_MAX_US: IntParam = IntParam::new(12_000, IntRange::new(0, 1_000_000)),
-    "seek_max_us", 0o444, "int", "model: full-stroke seek in us");
-module_param!(RPM: IntParam = IntParam::new(7200, IntRange::new(0, 20_000)),
-    "rpm", 0o444, "int",
-    "model: spindle speed; average rotational latency is half a turn, 0 = none");
-module_param!(MEDIA_MBPS: IntParam = IntParam::new(150, IntRange::new(1, 100_000)),
-    "media_mbps", 0o444, "int", "model: media transfer rate in MB/s");
-module_param!(MODEL_TIME_DILATION: IntParam = IntParam::new(1, IntRange::new(1, 64)),
-    "model_time_dilation", 0o444, "int",
-    "model: wall-clock ns per modelled ns for service times, slices and their waits");
+
+/// An rtags disk model parameter: its name, range and default are the
+/// model's [`Limit`]; only the help text is written here.
+macro_rules! model_param {
+    ($static:ident = $limit:expr, $help:literal) => {
+        module_param!($static: IntParam = from_limit(&$limit), $limit.name, 0o444, "int",
+            $help);
+    };
+}
+
+/// The module parameter of a disk model [`Limit`].
+const fn from_limit(limit: &Limit) -> IntParam {
+    IntParam::new(
+        limit.default as i64,
+        IntRange::new(limit.min as i64, limit.max as i64),
+    )
+}
+
+model_param!(
+    RPM = disk::RPM,
+    "model: spindle speed in revolutions per minute"
+);
+model_param!(
+    SEEK_MIN_US = disk::SEEK_MIN_US,
+    "model: track-to-track seek in us"
+);
+model_param!(SEEK_MAX_US = disk::SEEK_MAX_US,
+    "model: full-stroke seek in us, at least `seek_min_us`; a seek grows with the square root of the distance");
+model_param!(
+    MEDIA_MBPS = disk::MEDIA_MBPS,
+    "model: sustained media transfer rate in MB/s"
+);
+model_param!(
+    BUS_MBPS = disk::BUS_MBPS,
+    "model: host interface rate in MB/s, what a cache hit's data costs"
+);
+model_param!(
+    CACHE_SEGMENTS = disk::SEGMENTS,
+    "model: read cache segments (streams the cache keeps apart)"
+);
+model_param!(
+    SEGMENT_KIB = disk::SEGMENT_KIB,
+    "model: size of a cache segment in KiB, a multiple of 4"
+);
+model_param!(READAHEAD_MIN_KIB = disk::READAHEAD_MIN_KIB,
+    "model: read-ahead done after a sequential read miss before the head leaves, in KiB, at most `segment_kib`");
+model_param!(
+    HIT_OVERHEAD_NS = disk::HIT_OVERHEAD_NS,
+    "model: controller time of a cache hit in ns, on top of its transfer"
+);
+model_param!(
+    NCQ_DEPTH = disk::NCQ_DEPTH,
+    "model: commands the drive queues (NCQ), 1 = one at a time in arrival order"
+);
+model_param!(
+    NCQ_MAX_WAIT_MS = disk::NCQ_MAX_WAIT_MS,
+    "model: age in ms after which a queued command is served first, whatever its position"
+);
 module_param!(TIME_SLICE_US: IntParam = IntParam::new(0, IntRange::new(0, 100_000)),
     "time_slice_us", 0o444, "int",
     "initial `mq/<n>/time_slice_us` of every hardware queue, 0 = arrival order");

@@ -15,10 +15,10 @@
 //!   devices made at run time; [`device_data`]: per device, per hardware queue and per request
 //!   state; [`blk_ops`]: the blk-mq callbacks; [`disk_sysfs`]:
 //!   `/sys/block/rnullbN/rnull/` and `mq/<n>/time_slice_us`;
-//! * [`spindle`], [`disk_model`]: the rotational model's dispatcher and
-//!   its service times;
+//! * [`spindle`]: the rotational model's dispatcher, driving rtags' disk
+//!   model;
 //! * [`rtags`]: the shared library (tag allocator, policies, slice
-//!   scheduler).
+//!   scheduler, disk model).
 
 use kernel::prelude::*;
 
@@ -27,7 +27,6 @@ mod config;
 mod configfs;
 mod device;
 mod device_data;
-mod disk_model;
 mod disk_sysfs;
 mod host_budget;
 mod host_budget_sysfs;

@@ -1,108 +1,138 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The rotational model's actuator and its dispatcher.
+//! The rotational model's drive and its dispatcher.
 //!
-//! Requests are started in `queue_rq` and staged per software queue (the
-//! submitting CPU's `blk_mq_ctx`). The actuator serves one at a time, for
-//! the time the [`DiskModel`] gives, and completes it from an hrtimer. What
-//! it serves next is the dispatcher's choice:
+//! Requests are started in `queue_rq` and staged in arrival order, each
+//! marked with its software queue (the submitting CPU's `blk_mq_ctx`).
+//! rtags' [`Disk`] is the drive: a mechanism and a segmented read cache
+//! behind a command queue (NCQ). Whenever a request arrives or one
+//! completes, the spindle offers the drive the staged requests it may
+//! have, in arrival order, and starts each one the drive picks
+//! ([`Disk::pick`], [`Disk::start`]) until it picks none. The drive has at
+//! most two in service (a cache hit on the controller and a miss or write
+//! on the mechanism); an hrtimer fires at the earliest completion. Which
+//! staged requests the drive is offered is the dispatcher's choice:
 //!
-//! * `time_slice_us == 0`: the oldest staged request (arrival order, as
-//!   plain blk-mq would send them);
-//! * `time_slice_us > 0`: rtags' [`SliceSched`]: one software queue for the
-//!   slice, extended up to 3x while it keeps being served, waiting for its
-//!   next request while the slice lasts, then the next one round robin.
-//!   The slice clock starts when the queue's first request completes
-//!   (`time_slice_start=completion`, CFQ's rule, the default), so a seek
-//!   longer than the slice does not use it up, or at selection
+//! * `time_slice_us == 0`: all of them (plain blk-mq sends the drive
+//!   whatever it has, and NCQ reorders);
+//! * `time_slice_us > 0`: rtags' [`SliceSched`] chooses, whenever the drive
+//!   is idle, one software queue for the slice, extended up to 3x while it
+//!   keeps being served, waiting for its next request while the slice
+//!   lasts, then the next one round robin; only that queue's requests are
+//!   offered. The slice clock starts when the queue's first request
+//!   completes (`time_slice_start=completion`, CFQ's rule, the default),
+//!   so a seek longer than the slice does not use it up, or at selection
 //!   (`time_slice_start=selection`, Herrmann's RFC).
 //!
-//! **Time dilation** (`model_time_dilation=K`): the actuator and the slice
-//! scheduler live on a clock K times slower than the wall clock; service
-//! times, slices and the waits for the active queue are all stretched by K.
-//! To the model, the submitting CPUs look K times faster. That is what lets
-//! an emulated guest, whose fio job needs hundreds of microseconds between
-//! a completion and its next request, stand in for a host that needs tens:
-//! the ratio of that turnaround to the slice decides whether a slice keeps
-//! a stream's locality. Ratios between runs at the same K are the result;
-//! modelled IOPS are K times fio's.
+//! The drive's clock is `CLOCK_MONOTONIC`: on a guest run on virtual time
+//! (instructions counted, idle skipped) a fio job comes back in tens of
+//! microseconds, as on bare metal, so the model needs no time scaling.
 //!
 //! All state is under one interrupt-disabling lock, taken by `queue_rq`
 //! (process context) and the timer (hard interrupt); nothing else nests
 //! inside it. Requests are ended after the lock is dropped.
 //!
 //! The spindle works for any tag set type `T` whose per-request data is a
-//! [`SpindleRequest`]: it keeps the arrival number and the status to end
-//! with.
+//! [`SpindleRequest`]: it keeps the software queue and the arrival time,
+//! and the status to end with.
 
 use crate::{
-    disk_model::DiskModel,
     kapi::{
         irq_lock::IrqSpinLock,
         operations::Operations,
-        request::{Request, Status},
+        request::{Info, Op, Request, Status},
         rq_fifo::RqFifo,
         time::now_ns,
         timer::{Fire, Timer},
     },
-    rtags::slice::{Pick, SliceSched, SliceStart},
+    rtags::{
+        disk::{Command, Disk, DiskParams, DiskStats, ParamError},
+        slice::{Pick, SliceSched, SliceStart, MAX_CTX},
+    },
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{init::PinInit, prelude::*};
 
 /// What the spindle needs from a request's driver data.
 pub(crate) trait SpindleRequest {
-    /// Records the arrival number (under the dispatcher's lock).
-    fn set_seq(&self, seq: u64);
+    /// Records the request's slot (software queue) and arrival time
+    /// (under the dispatcher's lock).
+    fn set_arrival(&self, slot: u32, now_ns: u64);
 
-    /// The arrival number.
-    fn seq(&self) -> u64;
+    /// The slot recorded by [`Self::set_arrival`].
+    fn slot(&self) -> u32;
+
+    /// The arrival time recorded by [`Self::set_arrival`].
+    fn arrival_ns(&self) -> u64;
 
     /// The status to end the request with once it is served (stored by
     /// `queue_rq` before [`Spindle::submit`]).
     fn status(&self) -> Status;
 }
 
-/// Software queues the dispatcher tells apart; more share slots.
-const SLOTS: usize = 32;
+/// Software queues the dispatcher tells apart (the slice scheduler's);
+/// more share slots.
+const SLOTS: usize = MAX_CTX as usize;
 
-/// The request being served, its software queue and when it is done.
+/// Requests the drive serves at once: a hit and a miss or write.
+const IN_SERVICE: usize = 2;
+
+/// A request in service, its slot and when it is done.
 struct Serving<T: Operations> {
     rq: Request<T>,
     slot: u32,
     done_ns: u64,
 }
 
+/// The drive's command for a staged request.
+fn command(info: &Info, queued_ns: u64) -> Command {
+    Command {
+        sector: info.sector,
+        bytes: info.bytes,
+        // Discard and write-zeroes change the media as writes do.
+        write: info.op != Op::Read,
+        queued_ns,
+    }
+}
+
 /// Dispatcher state, under the spindle's lock.
 struct Dispatch<T: Operations> {
-    staged: [RqFifo<T>; SLOTS],
+    /// Started requests not yet in the drive's service, in arrival order.
+    staged: RqFifo<T>,
+    /// Staged requests per slot.
+    counts: [u32; SLOTS],
     /// `blk_mq_ctx` identity owning each slot (0: free).
     owners: [usize; SLOTS],
-    /// Bit `i` set when `staged[i]` is not empty.
+    /// Bit `i` set when slot `i` has staged requests.
     pending: u64,
     sched: SliceSched,
-    current: Option<Serving<T>>,
-    /// Sector after the last one served.
-    head: u64,
-    /// Arrival counter, for arrival order without slices.
-    seq: u64,
+    /// The slot whose requests the drive is offered (slices only).
+    active: Option<u32>,
+    /// When the slice scheduler wants to choose again (a wait for the
+    /// active slot's next request).
+    wake_ns: Option<u64>,
+    serving: [Option<Serving<T>>; IN_SERVICE],
+    /// The drive, 2.3 KiB: boxed when the device is created.
+    disk: KBox<Disk>,
 }
 
 impl<T: Operations> Dispatch<T>
 where
     T::RequestData: SpindleRequest,
 {
-    fn new(start: SliceStart) -> Self {
+    fn new(disk: KBox<Disk>, start: SliceStart) -> Self {
         let mut sched = SliceSched::new();
         sched.set_start(start);
         Self {
-            staged: core::array::from_fn(|_| RqFifo::default()),
+            staged: RqFifo::default(),
+            counts: [0; SLOTS],
             owners: [0; SLOTS],
             pending: 0,
             sched,
-            current: None,
-            head: 0,
-            seq: 0,
+            active: None,
+            wake_ns: None,
+            serving: [None, None],
+            disk,
         }
     }
 
@@ -119,21 +149,57 @@ where
         (id / 64) % SLOTS
     }
 
-    /// The slot whose first request arrived first.
-    fn oldest(&self) -> Option<usize> {
-        let mut best: Option<(usize, u64)> = None;
-        let mut bits = self.pending;
-        while bits != 0 {
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let seq = self.staged.get(i).and_then(|f| f.front()).map(|c| c.seq());
-            if let Some(seq) = seq {
-                if best.map_or(true, |(_, s)| seq < s) {
-                    best = Some((i, seq));
+    /// Offers the drive the staged requests it may have and starts what it
+    /// picks, until it picks none or has [`IN_SERVICE`] requests.
+    fn feed(&mut self, now: u64) {
+        // The active slot's requests, or all of them.
+        let active = self.active;
+        let offer = |d: &T::RequestData| active.map_or(true, |s| d.slot() == s);
+        while let Some(free) = self.serving.iter().position(Option::is_none) {
+            let offered = self
+                .staged
+                .iter()
+                .filter(|(_, d)| offer(d))
+                .map(|(info, d)| command(&info, d.arrival_ns()));
+            let Some(k) = self.disk.pick(now, offered) else {
+                return;
+            };
+            // The drive's index counts offered requests only.
+            let index = self
+                .staged
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, d))| offer(d))
+                .nth(k)
+                .map(|(i, _)| i);
+            let Some(rq) = index.and_then(|i| self.staged.remove(i)) else {
+                return;
+            };
+            let cmd = command(&rq.info(), rq.data().arrival_ns());
+            let slot = rq.data().slot();
+            if let Some(n) = self.counts.get_mut(slot as usize) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.pending &= !(1u64 << slot);
                 }
             }
+            let done_ns = self.disk.start(now, cmd).done_ns;
+            self.serving[free] = Some(Serving { rq, slot, done_ns });
         }
-        best.map(|(i, _)| i)
+    }
+
+    /// Whether the drive has nothing in service.
+    fn idle(&self) -> bool {
+        self.serving.iter().all(Option::is_none)
+    }
+
+    /// The next time the timer must fire: a completion or a slice's wait.
+    fn next_event(&self) -> Option<u64> {
+        let done = self.serving.iter().flatten().map(|s| s.done_ns).min();
+        match (done, self.wake_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -142,8 +208,7 @@ where
 pub(crate) struct Spindle<T: Operations> {
     #[pin]
     state: IrqSpinLock<Dispatch<T>>,
-    model: DiskModel,
-    /// `time_slice_us` of the (single) hardware queue, in modelled ns.
+    /// `time_slice_us` of the (single) hardware queue, in ns.
     slice_ns: AtomicU64,
 }
 
@@ -151,17 +216,22 @@ impl<T: Operations> Spindle<T>
 where
     T::RequestData: SpindleRequest,
 {
-    /// A new idle spindle.
+    /// A new idle spindle with an idle drive of `params`.
     pub(crate) fn new(
-        model: DiskModel,
+        params: &DiskParams,
         slice_ns: u64,
         start: SliceStart,
-    ) -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            state <- IrqSpinLock::new(Dispatch::new(start)),
-            model,
+    ) -> Result<impl PinInit<Self, Error>> {
+        // The drive is built here, in process context, and boxed: it is too
+        // large to move through the stacks of the paths that use it.
+        let disk = KBox::new(
+            Disk::new(params).map_err(|_: ParamError| EINVAL)?,
+            GFP_KERNEL,
+        )?;
+        Ok(try_pin_init!(Self {
+            state <- IrqSpinLock::new(Dispatch::new(disk, start)),
             slice_ns: AtomicU64::new(slice_ns),
-        })
+        }))
     }
 
     /// Changes the time slice; the dispatcher picks it up at its next choice.
@@ -170,77 +240,67 @@ where
         self.slice_ns.store(ns, Ordering::Relaxed);
     }
 
-    /// Stages a started request from software queue `sw_queue` and serves
-    /// it if the actuator is free.
+    /// The drive's counters.
+    pub(crate) fn stats(&self) -> DiskStats {
+        self.state.lock().disk.stats()
+    }
+
+    /// Stages a started request from software queue `sw_queue` and gives
+    /// the drive what it may take.
     pub(crate) fn submit(timer: &Timer<Self>, rq: Request<T>, sw_queue: usize) {
         let this = timer.target();
+        if rq.info().bytes == 0 {
+            // A flush: a write-through drive has nothing cached to write.
+            let status = rq.data().status();
+            rq.end(status);
+            return;
+        }
         let mut st = this.state.lock();
         // Read under the lock, so the dispatcher never sees time go back
         // behind a completion that took the lock first.
         let now = now_ns();
         let slot = st.slot_of(sw_queue);
-        let seq = st.seq;
-        st.seq = seq.wrapping_add(1);
-        rq.data().set_seq(seq);
-        if let Some(fifo) = st.staged.get_mut(slot) {
-            fifo.push_back(rq);
-            st.pending |= 1 << slot;
+        rq.data().set_arrival(slot as u32, now);
+        st.staged.push_back(rq);
+        if let Some(n) = st.counts.get_mut(slot) {
+            *n += 1;
         }
+        st.pending |= 1 << slot;
         this.dispatch(&mut st, now, timer);
     }
 
-    /// Starts serving the next request, if the actuator is idle and the
-    /// dispatcher has one to give; arms the timer for its end (or for the
-    /// end of a slice's wait).
+    /// Lets the slice scheduler choose, if the drive is idle, feeds the
+    /// drive, and arms the timer for the next completion or wait.
     fn dispatch(&self, st: &mut Dispatch<T>, now: u64, timer: &Timer<Self>) {
-        if let Some(cur) = &st.current {
-            // Covers a racing re-arm: the timer must fire for this request.
-            timer.arm_at(cur.done_ns);
-            return;
-        }
         // Relaxed: a tunable, applied from the next choice on.
-        let slice = self.model.wall_ns(self.slice_ns.load(Ordering::Relaxed));
+        let slice = self.slice_ns.load(Ordering::Relaxed);
         if st.sched.slice_ns() != slice {
             st.sched.set_slice_ns(slice);
             // Wait for the active queue's next request while its slice lasts.
             st.sched.set_idle_ns(slice);
         }
-        for _ in 0..SLOTS {
-            let slot = if st.sched.is_enabled() {
-                match st.sched.pick(now, st.pending) {
-                    Pick::Serve(s) => s as usize,
-                    Pick::Wait { until_ns } => {
-                        timer.arm_at(until_ns);
-                        return;
-                    }
-                    Pick::Idle => return,
-                }
-            } else {
-                match st.oldest() {
-                    Some(s) => s,
-                    None => return,
-                }
-            };
-            let Some(fifo) = st.staged.get_mut(slot) else {
-                return;
-            };
-            let next = fifo.pop_front();
-            if fifo.is_empty() {
-                st.pending &= !(1u64 << slot);
+        if !st.sched.is_enabled() {
+            st.active = None;
+            st.wake_ns = None;
+        } else if st.idle() {
+            st.wake_ns = None;
+            st.active = None;
+            match st.sched.pick(now, st.pending) {
+                Pick::Serve(s) => st.active = Some(s),
+                Pick::Wait { until_ns } => st.wake_ns = Some(until_ns),
+                Pick::Idle => {}
             }
-            if let Some(rq) = next {
-                let info = rq.info();
-                let service = self.model.service_ns(st.head, info.sector, info.bytes);
-                let done_ns = now + self.model.wall_ns(service);
-                st.head = info.sector + u64::from(info.bytes >> 9);
-                st.current = Some(Serving {
-                    rq,
-                    slot: slot as u32,
-                    done_ns,
-                });
-                timer.arm_at(done_ns);
-                return;
-            }
+        }
+        // With slices the scheduler chooses only while the drive is idle,
+        // and what the active queue sends while the drive works waits for
+        // it: a slice's service is its queue's alone, and the drive's queue
+        // holds nothing the next queue would have to wait behind.
+        if !st.sched.is_enabled() || (st.active.is_some() && st.idle()) {
+            st.feed(now);
+        }
+        if let Some(at) = st.next_event() {
+            // Also covers a racing re-arm: the timer fires for the earliest.
+            timer.arm_at(at);
         }
     }
 }
@@ -251,25 +311,33 @@ where
 {
     fn fire(timer: &Timer<Self>) {
         let this = timer.target();
-        let done = {
+        let done: [Option<Request<T>>; IN_SERVICE] = {
             let mut st = this.state.lock();
             // Under the lock: see `submit`.
             let now = now_ns();
-            let finished = matches!(&st.current, Some(cur) if cur.done_ns <= now);
-            let done = if finished { st.current.take() } else { None };
-            if let Some(d) = &done {
-                if st.sched.is_enabled() {
+            let mut done = [None, None];
+            for (slot, out) in st.serving.iter_mut().zip(done.iter_mut()) {
+                if slot.as_ref().is_some_and(|s| s.done_ns <= now) {
+                    *out = slot.take();
+                }
+            }
+            let sliced = st.sched.is_enabled();
+            for d in done.iter().flatten() {
+                if sliced {
                     st.sched.serviced(d.slot, now);
                 }
             }
+            if st.wake_ns.is_some_and(|t| t <= now) {
+                st.wake_ns = None;
+            }
             this.dispatch(&mut st, now, timer);
-            done
+            done.map(|d| d.map(|s| s.rq))
         };
-        if let Some(d) = done {
-            let status = d.rq.data().status();
+        for rq in done.into_iter().flatten() {
+            let status = rq.data().status();
             // `end` calls `Operations::release` first: the driver gives
             // back what it holds for the request (rnull: its host tag).
-            d.rq.end(status);
+            rq.end(status);
         }
     }
 }

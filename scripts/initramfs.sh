@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the guest's base initramfs: busybox, fio and its libraries, the
-# modules (rnull, C null_blk, in-tree rnull_mod) and the selftests.
+# modules (rnull, C null_blk, in-tree rnull_mod, the mq-deadline and bfq
+# schedulers) and the selftests.
 # usage: scripts/initramfs.sh KDIR   -> out/initramfs.cpio.gz
 set -euo pipefail
 
@@ -25,6 +26,11 @@ done
 cp "$top/rnull/rnull.ko" "$root/lib/modules/rnull/"
 cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 cp "$kdir/drivers/block/rnull_mod.ko" "$root/lib/modules/rnull/"
+# The I/O schedulers built as modules (kyber is built in), for the slice
+# benchmark's side-by-side runs.
+for s in mq-deadline bfq; do
+	cp "$kdir/block/$s.ko" "$root/lib/modules/rnull/"
+done
 
 cp -r "$top/selftests" "$root/selftests"
 # The selftests' helper programs (linked against the libc copied for fio).

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The rotational model: it reports a rotational disk with one hardware
-# queue, keeps data intact through its dispatcher (fio verify with several
-# jobs, with and without time slices, slices changed while I/O runs), and
-# drains completely on unload.
+# queue, keeps data intact through its dispatcher and the drive's command
+# queue (fio verify with several jobs, with and without time slices, slices
+# changed while I/O runs), and drains completely on unload.
 . "$(dirname "$0")/lib.sh"
 
 kmsg_mark
@@ -36,9 +36,11 @@ done
 wait $pid || fail "fio failed while time_slice_us changed: $(cat /tmp/fio.out)"
 unload_rnull
 
-# Herrmann's slice clock (from selection) on a dilated model clock.
+# Herrmann's slice clock (from selection), on a drive that serves one
+# command at a time with a small cache.
 load_rnull rotational_model=1 memory_backed=1 gb=1 seek_max_us=2000 \
-	time_slice_start=selection model_time_dilation=2
+	time_slice_start=selection ncq_depth=1 cache_segments=2 segment_kib=64 \
+	readahead_min_kib=32
 expect_eq "$(cat /sys/module/rnull/parameters/time_slice_start)" selection "time_slice_start"
 verify_with_slices
 unload_rnull

@@ -54,7 +54,6 @@ attr_table /sys/block/rnullb0/rnull/completion_nsec 0 1000000000
 attr_table /sys/block/rnullb0/rnull/mbps 0 1048576
 attr_table $h/mbps 0 1048576
 attr_table /sys/block/rnullb1/mq/0/time_slice_us 0 100000
-model_time_dilation 1 64
 n0=$tried
 for p in fair borrow none lend window; do attr_case $h/policy $p ok; done
 for g in "" FAIR "fair " " fair" "fair\nx" bogus 0 1; do attr_case $h/policy "$g" bad; done
@@ -77,10 +76,17 @@ host_queue_depth 0 1024
 mbps 0 1048576
 borrow_expiry_us 0 10000000
 rotational_model 0 1
+rpm 3600 15000
 seek_min_us 0 100000
 seek_max_us 0 1000000
-rpm 0 20000
-media_mbps 1 100000
+media_mbps 1 10000
+bus_mbps 1 100000
+cache_segments 1 64
+segment_kib 4 65536
+readahead_min_kib 0 65536
+hit_overhead_ns 0 10000000
+ncq_depth 1 32
+ncq_max_wait_ms 1 10000
 time_slice_us 0 100000
 inject_timeout_percent 0 100
 inject_requeue_percent 0 100
@@ -119,6 +125,31 @@ for arg in bs=256 bs=1000 bs=8192 tag_policy=bogus tag_policy=FAIR tag_policy= \
 		rmmod rnull
 	fi
 done
+# The model's constraints between parameters, checked at load: refused
+# with a log line naming them.
+for args in "seek_min_us=1000 seek_max_us=999" "segment_kib=1024 readahead_min_kib=1028" \
+	"segment_kib=6 readahead_min_kib=0"; do
+	tried=$((tried + 1))
+	# shellcheck disable=SC2086 # one word per parameter
+	if insmod "$RNULL_KO" rotational_model=1 gb=1 $args 2>/dev/null; then
+		echo "WRONG: rotational_model=1 $args accepted"
+		wrong=$((wrong + 1))
+		rmmod rnull
+	# The last lines: the ring buffer is full of this test's refusals by
+	# now, so a line count (kmsg_mark) no longer moves.
+	elif ! dmesg | tail -n 4 | grep -qE "rotational_model: (seek_max_us|readahead_min_kib|segment_kib)"; then
+		echo "WRONG: rotational_model=1 $args refused without naming the parameters"
+		wrong=$((wrong + 1))
+	fi
+done
+# Without the model they are not used, and not checked.
+tried=$((tried + 1))
+if insmod "$RNULL_KO" gb=1 seek_min_us=1000 seek_max_us=999; then
+	rmmod rnull
+else
+	echo "WRONG: seek_max_us below seek_min_us refused without rotational_model"
+	wrong=$((wrong + 1))
+fi
 total=$((tried + ptried))
 wrong=$((wrong + pwrong))
 log "hostile inputs tried: $total (sysfs and parameters), accepted or refused wrongly: $wrong"

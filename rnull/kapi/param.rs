@@ -344,12 +344,14 @@ unsafe extern "C" fn get_callback(buffer: *mut c_char, kp: *const bindings::kern
 
 /// Declares a module parameter.
 ///
-/// `module_param!(STATIC: Type = init, "name", perm, "type", "help")`
-/// defines `STATIC`, its `__param` entry and its `modinfo` lines. The
-/// description in `.modinfo` is `help` followed by the range and default
-/// that `init` enforces (`Type::describe`).
+/// `module_param!(STATIC: Type = init, name, perm, "type", "help")`
+/// defines `STATIC`, its `__param` entry and its `modinfo` lines. `name` is
+/// a `&str` constant (a literal, or a name kept with the setting elsewhere,
+/// such as an rtags `Limit`'s). The description in `.modinfo` is `help`
+/// followed by the range and default that `init` enforces
+/// (`Type::describe`).
 macro_rules! module_param {
-    ($static:ident : $ty:ty = $init:expr, $name:literal, $perm:expr, $kind:literal, $help:literal) => {
+    ($static:ident : $ty:ty = $init:expr, $name:expr, $perm:expr, $kind:literal, $help:literal) => {
         /// The value of the module parameter of the same name.
         pub(crate) static $static: $ty = $init;
 
@@ -359,13 +361,21 @@ macro_rules! module_param {
                 param::{ParamDesc, ParamEntry},
             };
 
+            const NAME: &str = $name;
+            const NAME_Z: ConstText = ConstText::new().str(NAME).str("\0");
+            static NAME_BYTES: [u8; NAME_Z.len()] = {
+                // A NUL inside the name would cut it short: a build error.
+                let mut i = 0;
+                while i < NAME.len() {
+                    assert!(NAME.as_bytes()[i] != 0);
+                    i += 1;
+                }
+                NAME_Z.bytes()
+            };
+
             static DESC: ParamDesc = ParamDesc::new(
-                // SAFETY: the literal is NUL-terminated and has no interior NUL.
-                unsafe {
-                    ::kernel::str::CStr::from_bytes_with_nul_unchecked(
-                        concat!($name, "\0").as_bytes(),
-                    )
-                },
+                // SAFETY: `NAME_BYTES` ends with its only NUL (checked above).
+                unsafe { ::kernel::str::CStr::from_bytes_with_nul_unchecked(&NAME_BYTES) },
                 &$static,
             );
 
@@ -382,7 +392,9 @@ macro_rules! module_param {
             const PARM: ConstText = {
                 let init: $ty = $init;
                 ConstText::new()
-                    .str(concat!("parm=", $name, ":"))
+                    .str("parm=")
+                    .str(NAME)
+                    .str(":")
                     .append(&init.describe($help))
                     .str("\0")
             };
@@ -390,8 +402,10 @@ macro_rules! module_param {
             #[used(compiler)]
             static PARM_INFO: [u8; PARM.len()] = PARM.bytes();
 
-            const PARMTYPE: ConstText =
-                ConstText::new().str(concat!("parmtype=", $name, ":", $kind, "\0"));
+            const PARMTYPE: ConstText = ConstText::new()
+                .str("parmtype=")
+                .str(NAME)
+                .str(concat!(":", $kind, "\0"));
             #[link_section = ".modinfo"]
             #[used(compiler)]
             static PARMTYPE_INFO: [u8; PARMTYPE.len()] = PARMTYPE.bytes();

@@ -95,7 +95,7 @@ pub(crate) struct Info {
 ///
 /// `rq` must point to a request that blk-mq has handed to the driver and that
 /// has not been ended yet.
-unsafe fn info_of(rq: *mut bindings::request) -> Info {
+pub(super) unsafe fn info_of(rq: *mut bindings::request) -> Info {
     // SAFETY: the caller guarantees `rq` is live.
     let (flags, sector, bytes, sw_queue) = unsafe {
         (

@@ -5,7 +5,7 @@
 
 use super::{
     operations::Operations,
-    request::{Pdu, Request},
+    request::{info_of, Info, Pdu, Request},
 };
 use core::ptr;
 use kernel::bindings;
@@ -40,21 +40,6 @@ impl<T: Operations> Default for RqFifo<T> {
 }
 
 impl<T: Operations> RqFifo<T> {
-    /// True when no request is queued.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The first request, without taking it.
-    pub(crate) fn front(&self) -> Option<&T::RequestData> {
-        if self.head.is_null() {
-            return None;
-        }
-        // SAFETY: `head` is an owned, live request (type invariant); the
-        // borrow ends before it can be popped.
-        Some(unsafe { Pdu::<T>::data_of(self.head) })
-    }
-
     /// Appends `rq`.
     pub(crate) fn push_back(&mut self, rq: Request<T>) {
         let raw = rq.into_raw();
@@ -73,6 +58,41 @@ impl<T: Operations> RqFifo<T> {
         self.len += 1;
     }
 
+    /// The requests' fields and driver data, first to last.
+    pub(crate) fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            next: self.head,
+            _p: core::marker::PhantomData,
+        }
+    }
+
+    /// Takes the `n`th request (0: the first), if there are that many.
+    pub(crate) fn remove(&mut self, n: usize) -> Option<Request<T>> {
+        if n >= self.len {
+            return None;
+        }
+        if n == 0 {
+            return self.pop_front();
+        }
+        let mut prev = self.head;
+        for _ in 1..n {
+            // SAFETY: `n < len`, so the first `n` members exist; each is an
+            // owned member of the chain (type invariant).
+            prev = unsafe { Pdu::<T>::link(prev) };
+        }
+        // SAFETY: as above; `prev` is member `n - 1`, so it has a successor.
+        let raw = unsafe { Pdu::<T>::link(prev) };
+        // SAFETY: `raw` and `prev` are owned members of the chain; `raw`'s
+        // successor takes its place after `prev`.
+        unsafe { Pdu::<T>::set_link(prev, Pdu::<T>::link(raw)) };
+        if self.tail == raw {
+            self.tail = prev;
+        }
+        self.len -= 1;
+        // SAFETY: unlinked above, so ownership passes to the caller.
+        unsafe { Request::from_raw(raw) }
+    }
+
     /// Takes the first request.
     pub(crate) fn pop_front(&mut self) -> Option<Request<T>> {
         if self.head.is_null() {
@@ -87,6 +107,36 @@ impl<T: Operations> RqFifo<T> {
         self.len -= 1;
         // SAFETY: unlinked above, so ownership passes to the caller.
         unsafe { Request::from_raw(raw) }
+    }
+}
+
+/// The requests of an [`RqFifo`], first to last ([`RqFifo::iter`]).
+///
+/// # Invariants
+///
+/// `next` is null or a member of the chain of an `RqFifo<T>` that is
+/// borrowed for `'a` (so no member can be taken or ended meanwhile).
+pub(crate) struct Iter<'a, T: Operations> {
+    next: *mut bindings::request,
+    _p: core::marker::PhantomData<&'a RqFifo<T>>,
+}
+
+impl<'a, T: Operations> Iterator for Iter<'a, T> {
+    type Item = (Info, &'a T::RequestData);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next.is_null() {
+            return None;
+        }
+        let raw = self.next;
+        // SAFETY: `raw` is a live, started member of the borrowed chain
+        // (type invariant): its fields and PDU are readable for `'a`, and
+        // no one else writes its link while the FIFO is borrowed.
+        let item = unsafe { (info_of(raw), Pdu::<T>::data_of(raw)) };
+        // SAFETY: as above.
+        // INVARIANT: the successor is null or a member of the same chain.
+        self.next = unsafe { Pdu::<T>::link(raw) };
+        Some(item)
     }
 }
 

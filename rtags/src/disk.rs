@@ -318,6 +318,39 @@ impl DiskParams {
     }
 }
 
+impl DiskParams {
+    /// The first parameter found invalid: each against its [`Limit`], in
+    /// the order of the fields, then the constraints between them. The
+    /// driver checks its module parameters with this at load, before it
+    /// builds a [`Disk`].
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if self.capacity_sectors == 0 || self.capacity_sectors > MAX_CAPACITY_SECTORS {
+            return Err(ParamError::Capacity(self.capacity_sectors));
+        }
+        RPM.check(self.rpm)?;
+        let seek_min = SEEK_MIN_US.check(self.seek_min_us)?;
+        let seek_max = SEEK_MAX_US.check(self.seek_max_us)?;
+        MEDIA_MBPS.check(self.media_mbps)?;
+        BUS_MBPS.check(self.bus_mbps)?;
+        SEGMENTS.check(self.segments)?;
+        let segment_kib = SEGMENT_KIB.check(self.segment_kib)?;
+        let readahead_kib = READAHEAD_MIN_KIB.check(self.readahead_min_kib)?;
+        HIT_OVERHEAD_NS.check(self.hit_overhead_ns)?;
+        NCQ_DEPTH.check(self.ncq_depth)?;
+        NCQ_MAX_WAIT_MS.check(self.ncq_max_wait_ms)?;
+        if seek_max < seek_min {
+            return Err(ParamError::SeekOrder);
+        }
+        if segment_kib % 4 != 0 {
+            return Err(ParamError::SegmentAlign);
+        }
+        if readahead_kib > segment_kib {
+            return Err(ParamError::ReadaheadOverSegment);
+        }
+        Ok(())
+    }
+}
+
 /// A command for the drive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Command {
@@ -431,45 +464,23 @@ pub struct Disk {
 
 impl Disk {
     /// An idle disk with an empty cache and the head over sector 0, or the
-    /// first parameter found invalid.
+    /// first parameter found invalid (see [`DiskParams::validate`]).
     pub fn new(p: &DiskParams) -> Result<Self, ParamError> {
-        if p.capacity_sectors == 0 || p.capacity_sectors > MAX_CAPACITY_SECTORS {
-            return Err(ParamError::Capacity(p.capacity_sectors));
-        }
-        let rpm = RPM.check(p.rpm)?;
-        let seek_min = SEEK_MIN_US.check(p.seek_min_us)?;
-        let seek_max = SEEK_MAX_US.check(p.seek_max_us)?;
-        let media = MEDIA_MBPS.check(p.media_mbps)?;
-        BUS_MBPS.check(p.bus_mbps)?;
-        let segments = SEGMENTS.check(p.segments)?;
-        let segment_kib = SEGMENT_KIB.check(p.segment_kib)?;
-        let readahead_kib = READAHEAD_MIN_KIB.check(p.readahead_min_kib)?;
-        HIT_OVERHEAD_NS.check(p.hit_overhead_ns)?;
-        NCQ_DEPTH.check(p.ncq_depth)?;
-        let max_wait = NCQ_MAX_WAIT_MS.check(p.ncq_max_wait_ms)?;
-        if seek_max < seek_min {
-            return Err(ParamError::SeekOrder);
-        }
-        if segment_kib % 4 != 0 {
-            return Err(ParamError::SegmentAlign);
-        }
-        if readahead_kib > segment_kib {
-            return Err(ParamError::ReadaheadOverSegment);
-        }
-        let revolution_ns = 60_000_000_000 / u64::from(rpm);
+        p.validate()?;
+        let revolution_ns = 60_000_000_000 / u64::from(p.rpm);
         let kib_sectors = 1024 / SECTOR_BYTES;
-        let segment_sectors = u64::from(segment_kib) * kib_sectors;
+        let segment_sectors = u64::from(p.segment_kib) * kib_sectors;
         Ok(Self {
             params: *p,
             capacity: p.capacity_sectors,
             revolution_ns,
-            track_sectors: (revolution_ns * u64::from(media) / (SECTOR_BYTES * 1000)).max(1),
-            seek_min_ns: u64::from(seek_min) * 1000,
-            seek_max_ns: u64::from(seek_max) * 1000,
+            track_sectors: (revolution_ns * u64::from(p.media_mbps) / (SECTOR_BYTES * 1000)).max(1),
+            seek_min_ns: u64::from(p.seek_min_us) * 1000,
+            seek_max_ns: u64::from(p.seek_max_us) * 1000,
             segment_sectors,
-            readahead_min_sectors: u64::from(readahead_kib) * kib_sectors,
-            max_wait_ns: u64::from(max_wait) * 1_000_000,
-            cache: SegCache::new(segments as usize, segment_sectors),
+            readahead_min_sectors: u64::from(p.readahead_min_kib) * kib_sectors,
+            max_wait_ns: u64::from(p.ncq_max_wait_ms) * 1_000_000,
+            cache: SegCache::new(p.segments as usize, segment_sectors),
             fill: None,
             tail: None,
             parked: 0,
@@ -883,6 +894,9 @@ mod tests {
         let mut p = DiskParams::new(CAP);
         p.seek_max_us = 100;
         assert_eq!(Disk::new(&p).unwrap_err(), ParamError::SeekOrder);
+        // The driver checks its parameters with `validate` before it builds.
+        assert_eq!(p.validate(), Err(ParamError::SeekOrder));
+        assert_eq!(DiskParams::new(CAP).validate(), Ok(()));
         let mut p = DiskParams::new(CAP);
         p.segment_kib = 6;
         assert_eq!(Disk::new(&p).unwrap_err(), ParamError::SegmentAlign);

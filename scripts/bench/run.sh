@@ -5,7 +5,8 @@
 #
 # Environment: KDIR, CLOCK (virtual: time counted in guest instructions, the
 # default; wall: multi-threaded TCG on the host clock), CPUS (guest vCPUs,
-# default 2), PEAK_CPUS (vCPU counts of the peak matrix, default "1 4"), MEM,
+# default 2), PEAK_CPUS (vCPU counts of the peak matrix, default "1 4"),
+# SLICE_CPUS (vCPUs of the slices scenario, default 8: a job per vCPU), MEM,
 # ROUNDS (virtual 2, wall 5), RUNTIME (seconds per fio run: virtual 2, wall
 # 5), SCENARIOS (default: all), POLICIES_SUBS (sub-scenarios of `policies`,
 # default: all).
@@ -33,11 +34,22 @@ main() {
 	mkdir -p "$out/raw"
 	start=$SECONDS
 	# The peak matrix runs at 1 and PEAK_CPUS vCPUs (one hardware queue per
-	# vCPU); everything else at CPUS. One guest boot per vCPU count.
+	# vCPU), the slice table at SLICE_CPUS; everything else at CPUS. One
+	# guest boot per vCPU count.
 	cpus=${CPUS:-2}
+	# boot_cpus SCENARIO: the vCPU counts it runs at. The slice table pins
+	# each of up to 8 jobs to a vCPU of its own: a software queue each, as
+	# the slice scheduler and BFQ need to tell the jobs apart.
+	boot_cpus() {
+		case "$1" in
+		peak) echo "${PEAK_CPUS:-1 4}" ;;
+		slices) echo "${SLICE_CPUS:-8}" ;;
+		*) echo "$cpus" ;;
+		esac
+	}
 	boots_json="" all_cpus=""
 	for s in $scenarios; do
-		if [ "$s" = peak ]; then c=${PEAK_CPUS:-1 4}; else c=$cpus; fi
+		c=$(boot_cpus "$s")
 		for n in $c; do
 			case " $all_cpus " in *" $n "*) ;; *) all_cpus="$all_cpus $n" ;; esac
 		done
@@ -45,7 +57,7 @@ main() {
 	for n in $all_cpus; do
 		boot_scen=""
 		for s in $scenarios; do
-			if [ "$s" = peak ]; then c=${PEAK_CPUS:-1 4}; else c=$cpus; fi
+			c=$(boot_cpus "$s")
 			case " $c " in *" $n "*) boot_scen="$boot_scen $s" ;; esac
 		done
 		boot_scen=${boot_scen# }
@@ -54,7 +66,8 @@ main() {
 			--name "bench-c$n" --job scripts/bench/guest.sh --timeout 14400 \
 			--env "ROUNDS=$rounds" --env "RUNTIME=$runtime" --env "SCENARIOS=$boot_scen" \
 			--env "FAIR_COMPLETION_NS=$fair_ns" --env "SLICES_US=${SLICES_US:-}" \
-			--env "SLICE_DILATION=${SLICE_DILATION:-8}" --env "SLICE_START=${SLICE_START:-completion}" \
+			--env "SLICE_START=${SLICE_START:-completion}" \
+			--env "SLICE_SCHEDS=${SLICE_SCHEDS-mq-deadline kyber bfq bfq-idle0 bfq-lowlat0}" \
 			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" --env "POLICIES_SUBS=${POLICIES_SUBS:-}" |
 			grep --line-buffered '^bench:' || true
 		mkdir -p "$out/raw/c$n"
@@ -80,7 +93,7 @@ main() {
 	  "runtime_s": $runtime,
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
 	  "host": "$host",
-	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_DILATION:+ SLICE_DILATION=$SLICE_DILATION}",
+	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}",
 	  "wall_seconds": $wall,
 	  "scenarios": {
 	    "peak": {"title": "Peak matrix: 4k random, io_uring, gtod_reduce, one hardware queue of depth 256 per vCPU, numjobs = vCPUs"},
@@ -93,9 +106,10 @@ main() {
 	    "block035": {"title": "blktests block/035: fast (1 ms) vs slow (100 ms) device, iodepth 64 each, host depth 64"},
 	    "policies": {"title": "Tag fairness on the maintainers' scenarios, every policy host/policy lists: Kuai, Busch, Axboe's two, block/035, three latencies"},
 	    "policy_switch": {"title": "Per-device IOPS while the policy is switched at run time (Kuai's load, $((fair_ns / 1000)) us completions)"},
-	    "slices": {"title": "Herrmann's table on the rotational model (model_time_dilation=${SLICE_DILATION:-8}, time_slice_start=${SLICE_START:-completion}): libaio, iodepth 1, jobs pinned, own regions", "dilation": ${SLICE_DILATION:-8}},
-	    "slice_clock": {"title": "Slice clock from selection vs from first completion: 250 us, sequential read, model_time_dilation=${SLICE_DILATION:-8}"},
-	    "slice_single": {"title": "One sequential stream (1 job, libaio, iodepth 1) under time slices, model_time_dilation=${SLICE_DILATION:-8}"},
+	    "slices": {"title": "Herrmann's table on the rotational model (rotational_model=1 gb=16, time_slice_start=${SLICE_START:-completion}) beside the block layer's schedulers: libaio, iodepth 1, jobs pinned, own 1 GiB regions"},
+	    "slice_mix": {"title": "The mix: one random reader among seven sequential readers on the rotational model (rotational_model=1 gb=16), per job"},
+	    "slice_clock": {"title": "Slice clock from selection vs from first completion: 250 us, sequential read, rotational_model=1 gb=16"},
+	    "slice_single": {"title": "One sequential stream (1 job, libaio, iodepth 1) under time slices, rotational_model=1 gb=16"},
 	    "slice_cost": {"title": "Peak IOPS with the rotational model off: time_slice_us 0 and 250 vs C null_blk (4k randread, io_uring, irqmode 0)"}
 	  }
 	}

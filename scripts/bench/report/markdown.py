@@ -13,6 +13,7 @@ from parse import PCT_KEYS
 from plots import scenario_title
 from policies import SUB_LABEL, SUB_WHAT, policy_cells
 from rows import by_cpus, by_scenario, row_cmp, slice_cells
+import slicetable
 
 
 def md_table(head, body) -> list[str]:
@@ -93,6 +94,26 @@ def herrmann_tables(rs, clock):
                     for nj in njs]
             lines += [f"**{wl}** (fio IOPS, mean (stdev) over {n} runs, {boot}{clock} clock):", ""]
             lines += md_table(["jobs"] + [f"time_slice_us={ts}" for ts in tss], body) + [""]
+    return lines
+
+
+def slice_sections(rs, boots, clock):
+    """slicetable's tables for `slices` (side by side with the schedulers,
+    the drive's counters, and the issue's targets) or `slice_mix`."""
+    lines = []
+    if rs and rs[0]["scenario"] == "slice_mix":
+        block = slicetable.mix_table(rs)
+        return [f"{block[0]}; {clock} clock:", ""] + md_table(*block[1:]) + [""] if block else []
+    st = slicetable.read_stats(boots)
+    blocks = slicetable.side_by_side(rs, st) + [slicetable.counters_table(rs, boots)]
+    for block in blocks:
+        if block:
+            cap, head, body = block
+            lines += [f"{cap}; {clock} clock:", ""] + md_table(head, body) + [""]
+    tg = slicetable.targets(rs, st)
+    if tg:
+        lines += ["**Herrmann's targets (issue 16), on the driver:**", ""]
+        lines += [f"- {'✓' if t['pass'] else '✗'} {t['text']}" for t in tg] + [""]
     return lines
 
 
@@ -263,7 +284,10 @@ def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=()
         if scen == "peak" and matrix:
             L += peak_matrix_table(matrix, clock) + params_details(scen_rows[scen], clock)
         if scen == "slices" and scen in scen_rows:
+            L += slice_sections(scen_rows[scen], boots, clock)
             L += herrmann_tables(scen_rows[scen], clock)
+        if scen == "slice_mix" and scen in scen_rows:
+            L += slice_sections(scen_rows[scen], boots, clock)
         cells = policy_cells(scen_rows[scen]) if scen == "policies" else []
         if cells:
             L += policies_table(cells, clock) + params_details(scen_rows[scen], clock)

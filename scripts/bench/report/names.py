@@ -8,8 +8,8 @@ from common import natural_key, ordered
 
 SCENARIO_ORDER = [
     "peak", "qd_sweep", "shared_tags", "memory", "starvation", "hotpath",
-    "fairness", "block035", "policies", "slices", "slice_clock", "slice_single", "slice_cost",
-    "policy_switch",
+    "fairness", "block035", "policies", "slices", "slice_mix", "slice_clock", "slice_single",
+    "slice_cost", "policy_switch",
 ]
 DRIVER_ORDER = ["rnull", "null_blk", "rnull_mod"]
 # Display order of tag policies; the benchmarks run whatever host/policy
@@ -41,10 +41,11 @@ VARIANT_ORDER = {
 POLICIES_SUBS = ["kuai", "busch", "qd1_alone", "qd32_split", "block035", "latencies"]
 
 # Scenarios without group_reporting: one row per fio job.
-PER_JOB_SCENARIOS = {"fairness", "block035", "policies"}
+PER_JOB_SCENARIOS = {"fairness", "block035", "policies", "slice_mix"}
 JOB_ORDER = {"fairness": ["A", "B"], "block035": ["fast", "slow"],
              "policies": ["A", "B", "heavy", "light", "a", "b", "fast", "slow",
-                          "100us", "1ms", "10ms"]}
+                          "100us", "1ms", "10ms"],
+             "slice_mix": ["rand", "seq"]}
 REF_DRIVER = "null_blk"
 HOTPATH_REF_VARIANT = "tags-off"
 # Header of the ratio column where the reference is not C null_blk.

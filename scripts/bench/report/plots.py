@@ -19,6 +19,7 @@ from names import (DRIVER_ORDER, HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, POLICIE
 from parse import PCT_KEYS
 from policies import SUB_LABEL, find_cell, policy_cells
 from rows import by_cpus, find_row
+import slicetable
 from stats import ratio_spread
 from thresholds import (BUSCH_KEEP_FLOOR, BUSCH_LOSE_CEILING, FAIRNESS_LAT_FACTOR,
                         FAIRNESS_TARGET_RATIO, HOST_COST_FLOOR, PEAK_AHEAD_RATIO, SPLIT_FLOOR)
@@ -67,6 +68,11 @@ def _save(plt, fig, dest: Dest, name):
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return name
+
+
+def _save_fig(plt, fig, dest: Dest, name):
+    """_save for a figure that may not exist (nothing to plot)."""
+    return None if fig is None else _save(plt, fig, dest, name)
 
 
 def _kfmt(ax, axis="y"):
@@ -369,7 +375,8 @@ def plot_hotpath(plt, rows, dest, title):
 
 
 def plot_slices(plt, rows, dest, title):
-    rs = [r for r in rows if r["scenario"] == "slices"]
+    # rnull's slices; the schedulers beside them are slicetable.plot's.
+    rs = [r for r in rows if r["scenario"] == "slices" and r["driver"] == "rnull"]
     parsed = {}  # (driver, workload) -> ts -> [(nj, row)]
     for r in rs:
         m = SLICE_RE.match(r["variant"])
@@ -577,7 +584,8 @@ def plot_peak_matrix(plt, cells, dest, title, clock):
     return _save(plt, fig, dest, "peak.png")
 
 
-def make_plots(rows, tls, meta, outdir, clock, verd=None, matrix=()) -> dict[str, list[str]]:
+def make_plots(rows, tls, meta, outdir, clock, verd=None, matrix=(),
+               boots=()) -> dict[str, list[str]]:
     """{scenario: [png names]}; {} without matplotlib."""
     verd = verd or {}
     plt = _plt()
@@ -610,14 +618,14 @@ def make_plots(rows, tls, meta, outdir, clock, verd=None, matrix=()) -> dict[str
             if scen == "policy_switch" and tls:
                 continue  # the timeline plot below
             t = scenario_title(meta, scen) + (f" [{cpus} vCPU]" if multi else "")
-            _scenario_plot(plt, add, scen, rs, dest, t, meta, bv)
+            _scenario_plot(plt, add, scen, rs, dest, t, meta, bv, boots)
     if tls:
         add("policy_switch", lambda: plot_policy_switch(
             plt, tls, Dest(outdir), scenario_title(meta, "policy_switch")))
     return out
 
 
-def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd):
+def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd, boots=()):
     if scen == "qd_sweep":
         add(scen, lambda: plot_qd_sweep(plt, rows, dest, t))
     elif scen == "starvation":
@@ -635,6 +643,8 @@ def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd):
         add(scen, lambda: plot_hotpath(plt, rows, dest, t))
     elif scen == "slices":
         add(scen, lambda: plot_slices(plt, rows, dest, t))
+        add(scen, lambda: _save_fig(plt, slicetable.plot(plt, rows, t, slicetable.read_stats(
+            [b for b in boots if b.cpus in (None, rows[0]["cpus"])])), dest, "slice_table.png"))
     elif scen == "policies":
         add(scen, lambda: plot_policies(plt, rows, dest, t))
     elif scen in PER_JOB_SCENARIOS:

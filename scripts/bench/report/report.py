@@ -50,7 +50,7 @@ def generate(results: str, outdir: str, plots: bool = True) -> dict:
     tls = collect_timelines(res.boots)
     matrix = peak_matrix(rows)
     verd = verdicts(rows, meta, res.clock, matrix)
-    pl = make_plots(rows, tls, meta, outdir, res.clock, verd, matrix) if plots else {}
+    pl = make_plots(rows, tls, meta, outdir, res.clock, verd, matrix, res.boots) if plots else {}
     copy_meta(results, outdir)
     write_csv(rows, os.path.join(outdir, "summary.csv"))
     write_json(rows, verd, tls, meta, pl, os.path.join(outdir, "summary.json"), res.clock, matrix)
