@@ -103,6 +103,7 @@ impl Config {
 
     /// Reads the parameters. Ranges were enforced when they were set; only
     /// the CPU clamp of `submit_queues` is left to do.
+    #[inline(never)] // Keeps its temporaries off module init's frame.
     pub(crate) fn from_params() -> Result<Self> {
         let irqmode = match params::IRQMODE.get() {
             0 => IrqMode::None,

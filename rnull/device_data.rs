@@ -52,6 +52,10 @@ pub(crate) struct DeviceData {
 impl DeviceData {
     /// The data of device `index`: its page store, its rotational model
     /// and every hardware queue's time slice as `config` says.
+    // Not inlined: the disk model is built here (kilobytes of stack), and
+    // the caller goes on to add the disk, whose partition scan runs deep
+    // in the block layer on the same stack.
+    #[inline(never)]
     pub(crate) fn new(index: u32, config: &Config, host: Option<Arc<Host>>) -> Result<Arc<Self>> {
         let store = if config.memory_backed {
             Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)

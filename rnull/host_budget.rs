@@ -72,6 +72,7 @@ pub(crate) struct Host {
 
 impl Host {
     /// The budget for `config`, or `None` when `host_queue_depth` is 0.
+    #[inline(never)] // Keeps the allocator's setup off module init's frame.
     pub(crate) fn new(config: &Config) -> Result<Option<Arc<Self>>> {
         if config.host_queue_depth == 0 {
             return Ok(None);

@@ -336,6 +336,7 @@ impl<T: GroupOperations> Subsystem<T> {
     /// Creates and registers `/sys/kernel/config/<name>/` with the data
     /// `data`. Must be the module init's last fallible step (see the
     /// module documentation).
+    #[inline(never)] // Builds kilobytes of tables: keep them off module init's frame.
     pub(crate) fn new(
         name: &'static CStr,
         data: impl PinInit<T, Error>,
