@@ -70,9 +70,9 @@ impl CompletionBatch {
         T::release(&rq);
         let raw = rq.into_raw();
         let iob = self.iob.get();
-        // SAFETY: the batch lives on the dispatching CPU's stack and is only touched from it, never
-        // concurrently (it is neither `Send` nor `Sync`); `raw` is a started request whose
-        // ownership moves to the batch (type invariant).
+        // The batch is neither `Send` nor `Sync`: only the dispatching CPU touches it.
+        // SAFETY: `iob` is ours alone (above); `raw` is a started request whose ownership
+        // moves to the batch (type invariant).
         unsafe {
             (*iob).complete = Some(bindings::blk_mq_end_request_batch);
             (*iob).need_ts |= flags & RQF_NEED_TS != 0;

@@ -365,11 +365,10 @@ impl<T: GroupOperations> Subsystem<T> {
         // SAFETY: `__this_module` is this module's `struct module`.
         let owner = unsafe { super::param::__this_module.get() };
         let sub = this.raw.get();
-        // SAFETY: the box is pinned and not shared yet: the structures are
-        // written once here, before registration publishes them. The
-        // operation tables are constants promoted to statics; configfs
-        // only reads them. `name` fits the item's name buffer (checked
-        // above), which `config_group_init_type_name` copies it into.
+        // The operation tables are constants promoted to statics; configfs only reads them.
+        // `name` fits the item's name buffer (checked above); `config_group_init_type_name` copies it.
+        // SAFETY: the box is pinned and not shared yet: the structures are written once here,
+        // before registration publishes them.
         unsafe {
             this.root_type.get().write(config_item_type {
                 ct_owner: owner,
@@ -498,9 +497,8 @@ unsafe extern "C" fn drop_item_callback<T: GroupOperations>(
 /// Called by configfs when the last reference to an item made by
 /// `make_group_callback` for a `Group<C>` goes.
 unsafe extern "C" fn release_callback<C: AttributeOperations>(item: *mut config_item) {
-    // SAFETY: the item is the first field of a `Group<C>` leaked from a box
-    // in `make_group_callback` (type invariant of `Group`); nothing refers
-    // to it any more.
+    // SAFETY: the item is the first field of a `Group<C>` leaked from a box in
+    // `make_group_callback` (type invariant of `Group`); nothing refers to it any more.
     drop(unsafe { KBox::from_raw(item.cast::<Group<C>>()) });
 }
 
@@ -512,9 +510,8 @@ unsafe extern "C" fn show_callback<K: Container, const ID: usize>(
     item: *mut config_item,
     page: *mut c_char,
 ) -> isize {
-    // SAFETY: guaranteed by the caller: configfs runs attribute callbacks
-    // under the directory's fragment lock, never after `rmdir` marked it
-    // dead, so the item's data is live.
+    // SAFETY: guaranteed by the caller: configfs runs attribute callbacks under the directory's
+    // fragment lock, never after `rmdir` marked it dead, so the item's data is live.
     let data = unsafe { K::data(item) };
     // SAFETY: configfs hands us `PAGE_SIZE` writable bytes for this call.
     let out = unsafe { core::slice::from_raw_parts_mut(page.cast::<u8>(), bindings::PAGE_SIZE) };

@@ -249,17 +249,15 @@ impl DiskBuilder {
         }
         // SAFETY: `g` is live.
         unsafe { bindings::set_capacity(g, self.capacity_sectors) };
-        // SAFETY: `g` is ready to be added; the group outlives the
-        // registration (`Disk` drops it after `del_gendisk`, and a failed add
-        // removes what it created before returning).
+        // SAFETY: `g` is ready to be added; the group outlives the registration (`Disk` drops it
+        // after `del_gendisk`, and a failed add removes what it created before returning).
         let added = to_result(unsafe {
             bindings::device_add_disk(core::ptr::null_mut(), g, group.as_groups())
         });
         if let Err(e) = added {
             unregister(&self.waker);
-            // SAFETY: the disk was never added; dropping our reference frees
-            // it and its queue, after which the queue data (dropped on
-            // return) is unused.
+            // SAFETY: the disk was never added; dropping our reference frees it and its queue,
+            // after which the queue data (dropped on return) is unused.
             unsafe { bindings::put_disk(g) };
             return Err(e);
         }

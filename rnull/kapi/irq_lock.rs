@@ -65,9 +65,9 @@ impl<T> IrqSpinLock<T> {
 
     /// Takes the lock with local interrupts disabled.
     pub(crate) fn lock(&self) -> IrqGuard<'_, T> {
-        // SAFETY: the lock is initialised (type invariant); a `spinlock_t` starts with its
-        // `raw_spinlock_t` on non-RT kernels, the only ones this file builds on (see the
-        // `compile_error!` above).
+        // A `spinlock_t` starts with its `raw_spinlock_t` on non-RT kernels, the only ones this
+        // file builds on (see the `compile_error!` above).
+        // SAFETY: the lock is initialised (type invariant) and is a `raw_spinlock_t` (above).
         let flags = unsafe { bindings::_raw_spin_lock_irqsave(self.lock.get().cast()) };
         IrqGuard { lock: self, flags }
     }

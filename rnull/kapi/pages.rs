@@ -136,9 +136,9 @@ impl PageStore {
 
     /// The page at `index`, or null.
     fn lookup(&self, index: u64) -> *mut bindings::page {
-        // SAFETY: the XArray is initialised; `xa_load` takes the RCU read lock itself, and the
-        // caller's protection (see the module docs) keeps a found page from being freed while it is
-        // used.
+        // The caller's protection (see the module docs) keeps a found page from being freed
+        // while it is used.
+        // SAFETY: the XArray is initialised; `xa_load` takes the RCU read lock itself.
         unsafe { bindings::xa_load(self.xa.get(), index as usize) }.cast::<bindings::page>()
     }
 
@@ -213,9 +213,9 @@ impl PageStore {
             Dir::FromDevice
         };
         let raw = rq.as_raw();
-        // SAFETY: `rq` is a started request we own, so its fields, bio chain and bvecs are stable
-        // until we end it.
         let (mut sector, bytes, mut bio) =
+            // SAFETY: `rq` is a started request we own: its fields, bio chain and bvecs are
+            // stable until we end it.
             unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
         // Under RCU a write allocates a missing page as it copies, and
         // publishes it with its data (so only a partly written page needs

@@ -129,9 +129,9 @@ impl<'a, T: Operations> Iterator for Iter<'a, T> {
             return None;
         }
         let raw = self.next;
-        // SAFETY: `raw` is a live, started member of the borrowed chain
-        // (type invariant): its fields and PDU are readable for `'a`, and
-        // no one else writes its link while the FIFO is borrowed.
+        // No one else writes a member's link while the FIFO is borrowed.
+        // SAFETY: `raw` is a live, started member of the borrowed chain (type invariant): its
+        // fields and PDU are readable for `'a`.
         let item = unsafe { (info_of(raw), Pdu::<T>::data_of(raw)) };
         // SAFETY: as above.
         // INVARIANT: the successor is null or a member of the same chain.

@@ -132,11 +132,10 @@ impl QueueWaker {
 ///
 /// `q` must be the live request queue of a registered disk.
 unsafe fn restart_queue(q: *mut bindings::request_queue) {
-    // SAFETY: guaranteed by the caller. The table and its contexts stay
-    // valid: rnull never changes the number of hardware queues (an invariant
-    // of `Disk`), blk-mq frees contexts only when the queue is released
-    // (which waits for `unregister`), and `xa_load` is safe under RCU or
-    // without concurrent stores.
+    // The table and its contexts stay valid: rnull never changes the number of hardware queues
+    // (an invariant of `Disk`), and blk-mq frees contexts only when the queue is released (which
+    // waits for `unregister`); `xa_load` is safe under RCU or without concurrent stores.
+    // SAFETY: `q` is live (guaranteed by the caller); its table stays valid (above).
     let (table, nr) = unsafe { (core::ptr::addr_of_mut!((*q).hctx_table), (*q).nr_hw_queues) };
     for i in 0..nr as usize {
         // SAFETY: `table` is the live queue's context table.
@@ -144,11 +143,10 @@ unsafe fn restart_queue(q: *mut bindings::request_queue) {
         if hctx.is_null() {
             continue;
         }
-        // SAFETY: `hctx` is a live context. blk-mq changes `state` only with
-        // atomic bitops (and reads it with `test_bit`); an atomic RMW on the
-        // same word from Rust is the same operation under the kernel's
-        // memory model (`clear_bit` is a `lock and` on x86, an LSE/LL-SC RMW
-        // on arm64).
+        // blk-mq changes `state` only with atomic bitops (and reads it with `test_bit`); an atomic
+        // RMW from Rust is the same operation under the kernel's memory model (`clear_bit` is a
+        // `lock and` on x86, an LSE/LL-SC RMW on arm64).
+        // SAFETY: `hctx` is a live context whose `state` is only accessed atomically (above).
         let state = unsafe {
             AtomicUsize::from_ptr(core::ptr::addr_of_mut!((*hctx).__bindgen_anon_1.state))
         };
