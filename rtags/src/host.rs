@@ -539,6 +539,14 @@ impl HostTags {
         layout.window(self.windows.slot(q, &layout)?)
     }
 
+    /// The shared tags `q` may use in the current layout: its slice of
+    /// the shared part, or all of it without a window (a snapshot; see
+    /// [`Layout::shared_slice`]).
+    pub fn shared_slice(&self, q: &QueueTags) -> Range<u32> {
+        let layout = self.window_layout();
+        layout.shared_slice(self.windows.slot(q, &layout))
+    }
+
     /// Takes every bit of the waiter mask, for the caller to re-run those
     /// queues: after a change that moves [`Policy::Window`]'s windows (its
     /// policy, depth or shared percentage), when a waiting queue may no
@@ -1673,27 +1681,33 @@ mod tests {
 
     #[test]
     fn window_places_tags_in_window_then_shared_part() {
-        // 64 tags, 25% shared: 16 shared, windows of 24.
+        // 64 tags, 25% shared: 16 shared, windows of 24, each with a slice
+        // of 8 shared tags.
         let (h, qs) = windowed(64, 25, 2);
         assert_eq!(h.window(&qs[0]), Some(0..24));
         assert_eq!(h.window(&qs[1]), Some(24..48));
         assert_eq!(h.window_layout().shared(), 48..64);
-        assert_eq!(h.limit(&qs[0], 0), 40);
+        assert_eq!(h.shared_slice(&qs[0]), 48..56);
+        assert_eq!(h.shared_slice(&qs[1]), 56..64);
+        assert_eq!(h.limit(&qs[0], 0), 32);
         assert_eq!(h.limit_bound(), 0, "no fast path under window");
         let hint = AtomicU32::new(5);
         let mut mine = Vec::new();
-        for i in 0..40 {
+        for i in 0..32 {
             let t = h.get(&qs[0], &hint, 0).unwrap();
-            let expected = if i < 24 { 0..24 } else { 48..64 };
+            let expected = if i < 24 { 0..24 } else { 48..56 };
             assert!(expected.contains(&t), "allocation {i}: tag {t}");
             mine.push(t);
         }
-        // Its part is full: refused although queue 1's window is free.
+        // Its part is full: refused although queue 1's window and slice
+        // are free.
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
-        assert_eq!(h.in_use(), 40);
-        // Queue 1 still has its whole window, and nothing else.
-        let theirs = take(&h, &qs[1], 24, 0);
-        assert!(theirs.iter().all(|t| (24..48).contains(t)));
+        assert_eq!(h.in_use(), 32);
+        // Queue 1 has its whole window and slice, and nothing else.
+        let theirs = take(&h, &qs[1], 32, 0);
+        assert!(theirs
+            .iter()
+            .all(|t| (24..48).contains(t) || (56..64).contains(t)));
         assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
         assert_eq!(h.waiter_mask(), 0b11);
         for t in theirs {
@@ -1710,11 +1724,18 @@ mod tests {
         let (h, qs) = windowed(64, 25, 3);
         let w: Vec<Range<u32>> = qs.iter().map(|q| h.window(q).unwrap()).collect();
         assert_eq!(w, [0..16, 16..32, 32..48]);
+        let s: Vec<Range<u32>> = qs.iter().map(|q| h.shared_slice(q)).collect();
+        assert_eq!(s, [48..54, 53..59, 58..64]);
         let hint = AtomicU32::new(0);
-        // Queues 0 and 1 fill their parts; queue 1 holds the shared part.
-        let q0 = take(&h, &qs[0], 16, 0);
-        let q1 = take(&h, &qs[1], 32, 0);
-        assert!(q1[16..].iter().all(|t| (48..64).contains(t)));
+        // Every queue fills its part (tags 53 and 58 go to whoever asks
+        // first: queue 0 takes 53, queue 1 takes 58).
+        let q0 = take(&h, &qs[0], 22, 0);
+        let q1 = take(&h, &qs[1], 21, 0);
+        let q2 = take(&h, &qs[2], 21, 0);
+        assert!(q0[16..].iter().all(|t| (48..54).contains(t)));
+        assert!(q1[16..].iter().all(|t| (53..59).contains(t)));
+        assert!(q1.contains(&58) && !q1.contains(&53));
+        assert_eq!(h.in_use(), 64);
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
         assert_eq!(h.waiter_mask(), 0b001);
         // A tag of queue 1's window: nobody else may use it, queue 0 keeps
@@ -1730,16 +1751,17 @@ mod tests {
         assert_eq!(h.waiter_mask(), 0b010);
         assert_eq!(h.get(&qs[0], &hint, 0), Ok(q0[3]));
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
-        // A shared tag: every waiter may use it.
-        assert_eq!(h.put(&qs[1], q1[20]), 0b011);
-        assert_eq!(h.waiter_mask(), 0);
-        // Queue 2's window tag with queue 2 not waiting: nobody to wake.
-        let t2 = h.get(&qs[2], &hint, 0).unwrap();
-        assert!(w[2].contains(&t2));
-        assert_eq!(h.get(&qs[0], &hint, 0), Ok(q1[20]));
+        // A shared tag goes to the queues whose slice holds it: 53 to
+        // queues 0 and 1, 50 to queue 0 alone.
+        assert_eq!(h.put(&qs[0], 53), 0b011);
+        assert_eq!(h.get(&qs[1], &hint, 0), Ok(53));
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
-        assert_eq!(h.put(&qs[2], t2), 0);
-        assert_eq!(h.waiter_mask(), 0b001);
+        assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
+        assert_eq!(h.put(&qs[0], 50), 0b001);
+        assert_eq!(h.waiter_mask(), 0b010);
+        // Queue 2's window tag with queue 2 not waiting: nobody to wake.
+        assert_eq!(h.put(&qs[2], q2[0]), 0);
+        assert_eq!(h.waiter_mask(), 0b010);
     }
 
     #[test]
