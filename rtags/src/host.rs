@@ -105,8 +105,8 @@
 //! `in_flight` is at least the bound) checks its limit exactly, as before
 //! the cache (no division; `borrow` reads the clock inside an expiry
 //! window), in the out-of-line function. Under `lend`, the bound is the
-//! smallest lend limit, so while tags are lent the busiest queue takes
-//! that path above the lenders' limits; when nobody is refused the limits
+//! smallest lend limit, so while tags are lent the borrowers take that
+//! path above the lenders' limits; when nobody is refused the limits
 //! return to the fair share and so does the bound.
 //!
 //! # Idle detection
@@ -1130,71 +1130,98 @@ impl HostTags {
         }
     }
 
-    /// Lend policy: move tags stepwise to the busiest queue.
+    /// Lend policy: move tags stepwise from the queues that were not
+    /// refused to those that were.
     ///
     /// With `n` active queues and `fair = fair_share(depth, n)`: the
-    /// busiest queue is the active one with most refusals since the last
-    /// tick. Every other active queue's limit drops by
+    /// *borrowers* are the active queues refused since the last tick, the
+    /// *lenders* the other active queues. Every lender's limit drops by
     /// `step = max(fair / 4, 1)` but not below `min(LEND_RESERVE, fair)`;
-    /// the busiest gets the rest: `max(depth - sum(others), fair)`. When
-    /// nobody was refused, every limit moves back towards `fair` by `step`.
-    /// When the set of active queues changed, all limits restart at fair.
+    /// the borrowers share the rest evenly: each gets
+    /// `max(ceil((depth - sum(lenders)) / borrowers), fair)`. When nobody
+    /// was refused, every limit moves back towards `fair` by `step`. When
+    /// the set of active queues changed, all limits restart at fair.
+    ///
+    /// Why every refused queue and not the one refused most (Kuai's
+    /// "busiest"): refusals grow with what a queue holds (the queue with
+    /// more tags completes more, so it asks, and is refused, more), so
+    /// lending to the queue refused most feeds itself: of two equally busy
+    /// queues the first one lent to kept all but the other's reserve (28
+    /// tags of 32 against 4: a 0.14 bandwidth split in Axboe's case,
+    /// issue #14, `tests/policy_sim.rs`). Queues that all want more split
+    /// evenly; a busy queue next to nearly idle ones (Kuai's case) is the
+    /// only borrower and is lent all but their reserves.
     fn lend_tick<Q: AsRef<QueueTags>>(&self, queues: &[Q]) {
         let depth = self.depth();
         let n = u32::try_from(queues.iter().filter(|q| q.as_ref().is_active()).count())
             .unwrap_or(u32::MAX);
         let fair = fair_share(depth, n);
-        let mut busiest: Option<(usize, u64)> = None;
+        // Bit i: queue i was refused since the last tick (the first 64
+        // queues: the waiter mask's width; later ones count as lenders).
+        let mut refused = 0u64;
         for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
             let failures = q.failures();
             // Relaxed: only this (serialised, timer) tick uses it.
             let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
-            let delta = failures.saturating_sub(seen);
-            if q.is_active() && delta > 0 && busiest.map_or(true, |(_, d)| delta > d) {
-                busiest = Some((i, delta));
+            if q.is_active() && failures > seen && i < 64 {
+                refused |= 1u64 << i;
             }
         }
+        let borrower = |i: usize| i < 64 && refused & (1u64 << i) != 0;
         // Relaxed: the tick is serialised by the driver's timer.
         let prev_n = self.lend_active.swap(n, Ordering::Relaxed);
         // Relaxed: see `set_policy`.
         let valid = self.lend_valid.load(Ordering::Relaxed);
+        let lending = n > 1 && prev_n == n && valid;
         let effective = |q: &QueueTags| match q.lend_limit() {
             0 => fair,
             l => l,
         };
         let step = (fair / 4).max(1);
         let reserve = LEND_RESERVE.min(fair).max(1);
+        // Lenders (and everyone, when nobody was refused) first: the
+        // borrowers share what they leave.
         for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
-            let new = if n <= 1 || prev_n != n || !valid || !q.is_active() {
+            let new = if !lending || !q.is_active() {
                 0
+            } else if borrower(i) {
+                continue;
+            } else if refused != 0 {
+                effective(q).saturating_sub(step).max(reserve)
             } else {
-                match busiest {
-                    Some((b, _)) if b == i => continue,
-                    Some(_) => effective(q).saturating_sub(step).max(reserve),
-                    None => {
-                        let cur = effective(q);
-                        if cur > fair {
-                            cur.saturating_sub(step).max(fair)
-                        } else {
-                            cur.saturating_add(step).min(fair)
-                        }
-                    }
+                let cur = effective(q);
+                if cur > fair {
+                    cur.saturating_sub(step).max(fair)
+                } else {
+                    cur.saturating_add(step).min(fair)
                 }
             };
             // Relaxed: advisory limit read by `limit()`.
             q.lend_limit.store(new, Ordering::Relaxed);
         }
-        if n > 1 && prev_n == n && valid {
-            if let Some(b) = busiest.and_then(|(b, _)| queues.get(b)).map(AsRef::as_ref) {
-                let others = queues
-                    .iter()
-                    .map(AsRef::as_ref)
-                    .filter(|q| q.is_active() && !core::ptr::eq(*q, b))
-                    .map(effective)
-                    .fold(0u32, u32::saturating_add);
-                let mine = depth.saturating_sub(others).max(fair).min(depth);
+        if lending && refused != 0 {
+            let lent = queues
+                .iter()
+                .map(AsRef::as_ref)
+                .enumerate()
+                .filter(|&(i, q)| q.is_active() && !borrower(i))
+                .map(|(_, q)| effective(q))
+                .fold(0u32, u32::saturating_add);
+            // At least one: `refused` is not empty.
+            let borrowers = refused.count_ones();
+            let each = depth
+                .saturating_sub(lent)
+                .div_ceil(borrowers)
+                .max(fair)
+                .min(depth);
+            for (_, q) in queues
+                .iter()
+                .map(AsRef::as_ref)
+                .enumerate()
+                .filter(|&(i, _)| borrower(i))
+            {
                 // Relaxed: advisory limit read by `limit()`.
-                b.lend_limit.store(mine, Ordering::Relaxed);
+                q.lend_limit.store(each, Ordering::Relaxed);
             }
         }
         // The limit cache's bound for queues with a lend limit. Relaxed:
@@ -1851,7 +1878,7 @@ mod tests {
     }
 
     #[test]
-    fn lend_moves_tags_to_busiest_queue() {
+    fn lend_moves_tags_to_the_refused_queue() {
         let h = HostTags::new(64, Policy::Lend).unwrap();
         let q0 = QueueTags::new(0);
         let q1 = QueueTags::new(1);
@@ -1889,6 +1916,73 @@ mod tests {
         h.put(&q0, t);
         for t in held {
             h.put(&q1, t);
+        }
+        assert_eq!(h.in_use(), 0);
+    }
+
+    /// Queues refused alike share alike: neither is lent the other's tags
+    /// (the old "busiest" rule lent the first of them all but the other's
+    /// reserve, tick after tick); a queue not refused lends to them.
+    #[test]
+    fn lend_splits_between_the_refused_queues() {
+        let h = HostTags::new(64, Policy::Lend).unwrap();
+        let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
+        let hint = AtomicU32::new(0);
+        let mut held: Vec<Vec<u32>> = qs.iter().map(|q| take(&h, q, 1, 0)).collect();
+        h.tick(&qs, 1);
+        h.tick(&qs, 2);
+        assert_eq!(
+            qs.iter().map(|q| h.limit(q, 2)).collect::<Vec<_>>(),
+            [22; 3]
+        );
+        for round in 0..8 {
+            // Queues 0 and 1 fill their limits and are refused, queue 2 is
+            // not (it holds its one tag).
+            for (q, mine) in qs.iter().zip(&mut held).take(2) {
+                while let Ok(t) = h.get(q, &hint, 3) {
+                    mine.push(t);
+                }
+            }
+            h.tick(&qs, 3);
+            let limits: Vec<u32> = qs.iter().map(|q| h.limit(q, 3)).collect();
+            // Queue 2 lends 5 a tick down to its reserve; queues 0 and 1
+            // split the rest, ceil((64 - lent) / 2).
+            let lent = 22u32.saturating_sub(5 * (round + 1)).max(LEND_RESERVE);
+            assert_eq!(
+                limits,
+                [(64 - lent).div_ceil(2), (64 - lent).div_ceil(2), lent],
+                "round {round}"
+            );
+            // Give back what is over the new limits.
+            for (q, mine) in qs.iter().zip(&mut held) {
+                while q.in_flight() > h.limit(q, 3) {
+                    h.put(q, mine.pop().unwrap());
+                }
+            }
+        }
+        assert_eq!(h.limit(&qs[0], 4), 30);
+        // Queue 1 stops asking: queue 0 alone is refused and lent queue
+        // 1's tags, stepwise.
+        for (q, mine) in qs.iter().zip(&mut held).skip(1) {
+            while mine.len() > 1 {
+                h.put(q, mine.pop().unwrap());
+            }
+        }
+        let mut expected_q1 = 30u32;
+        for round in 0..8 {
+            while let Ok(t) = h.get(&qs[0], &hint, 5) {
+                held[0].push(t);
+            }
+            h.tick(&qs, 5);
+            expected_q1 = expected_q1.saturating_sub(5).max(LEND_RESERVE);
+            assert_eq!(h.limit(&qs[1], 5), expected_q1, "round {round}");
+            assert_eq!(h.limit(&qs[0], 5), 64 - expected_q1 - LEND_RESERVE);
+        }
+        assert_eq!(h.limit(&qs[0], 6), 56);
+        for (q, mine) in qs.iter().zip(held) {
+            for t in mine {
+                h.put(q, t);
+            }
         }
         assert_eq!(h.in_use(), 0);
     }

@@ -16,9 +16,9 @@
 //!   the v1 behaviour "fair until the waiting queue goes idle".
 //! * [`Policy::None`]: first come, first served: no per-queue limit.
 //! * [`Policy::Lend`] (Kuai's later version): the periodic host tick moves
-//!   tags stepwise from the other active queues to the busiest queue (the
-//!   one with most refusals since the previous tick) while keeping a reserve
-//!   of [`LEND_RESERVE`] tags for every other active queue; when nobody
+//!   tags stepwise from the active queues not refused since the previous
+//!   tick (the lenders, each keeping a reserve of [`LEND_RESERVE`] tags) to
+//!   those refused (the borrowers, who share them evenly); when nobody
 //!   fails, the limits drift back towards the fair share.
 //! * [`Policy::Window`] (after Keith Busch's RFC "sbitmap enforced fairness
 //!   for blk-mq"): every active queue owns a *window* of the bitmap, its
@@ -43,7 +43,7 @@ pub enum Policy {
     Fair,
     /// Unlimited until contention, then fair share until contention ends.
     Borrow,
-    /// Periodic stepwise lending to the busiest queue (see module docs).
+    /// Periodic stepwise lending to the refused queues (see module docs).
     Lend,
     /// A reserved window of the bitmap per active queue, plus a shared part
     /// (see [`super::window`]).

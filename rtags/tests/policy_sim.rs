@@ -100,6 +100,14 @@ fn axboe_b_borrow() {
     assert_axboe_b_splits_evenly(Policy::Borrow);
 }
 
+/// `lend` split 0.14 here when it lent to the queue refused most: the one
+/// holding more tags completes more, so it is refused more, and it kept
+/// being lent everything but the other's reserve (28 tags against 4).
+#[test]
+fn axboe_b_lend() {
+    assert_axboe_b_splits_evenly(Policy::Lend);
+}
+
 /// `window` split 0.78 here when the shared part went to whoever asked
 /// first (device 0, re-run first): 18 tags against 14.
 #[test]
