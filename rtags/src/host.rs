@@ -23,8 +23,10 @@
 //! `get` (slow path, after a refusal):
 //!
 //! 1. mark the queue waiting and `fetch_or` its bit into the waiter mask,
-//! 2. mark contention (the queue becomes *starved*, the failure time is
-//!    recorded; both are used by [`Policy::Borrow`]),
+//! 2. mark contention if the first attempt found no free tag while the
+//!    queue held less than its fair share (the queue becomes *starved*,
+//!    the failure time is recorded; both are used by [`Policy::Borrow`];
+//!    a refusal at the queue's own limit never marks it),
 //! 3. `fence(SeqCst)`  — call it **(W)**,
 //! 4. re-check once: limit (bound, and exact check if needed) and bitmap
 //!    again, with depth and policy read afresh. If that
@@ -290,6 +292,16 @@ impl Refusal {
             Refusal::Exhausted => "exhausted",
         }
     }
+}
+
+/// A refused allocation attempt: why, and the queue's `in_flight` as the
+/// attempt read it (see `HostTags::get_slow`).
+#[derive(Clone, Copy, Debug)]
+struct Refused {
+    /// The refusal.
+    why: Refusal,
+    /// Tags the queue held, read before the attempt's policy check.
+    held: u32,
 }
 
 /// Sets the counted flag `flag` of `q`, together with the uncounted flags
@@ -852,13 +864,15 @@ impl HostTags {
         }
         // The first attempt uses the clock itself (not a `LazyNow`): it is
         // read at most once here, and at most once more by the slow path.
-        if let Ok(tag) = self.try_get(q, hint, clock) {
-            if flags & WAITING != 0 {
-                q.clear_flags(WAITING);
+        match self.try_get(q, hint, clock) {
+            Ok(tag) => {
+                if flags & WAITING != 0 {
+                    q.clear_flags(WAITING);
+                }
+                Ok(tag)
             }
-            return Ok(tag);
+            Err(refused) => self.get_slow(q, hint, clock, refused),
         }
-        self.get_slow(q, hint, clock)
     }
 
     /// Activates `q` and marks it busy (first get since the last tick).
@@ -870,8 +884,8 @@ impl HostTags {
         }
     }
 
-    /// The refusal path of [`Self::get`]: waiter bit, contention, (W),
-    /// re-check.
+    /// The refusal path of [`Self::get`], after the first attempt was
+    /// `refused`: waiter bit, contention, (W), re-check.
     #[cold]
     #[inline(never)]
     fn get_slow<C: Clock>(
@@ -879,6 +893,7 @@ impl HostTags {
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
+        refused: Refused,
     ) -> Result<u32, Refusal> {
         // One reading for the failure time and the re-check.
         let now = LazyNow::new(clock);
@@ -886,13 +901,20 @@ impl HostTags {
         // Relaxed: ordered before the re-check by fence (W); an RMW so that
         // a putter's concurrent swap(0) cannot erase it.
         self.waiters.fetch_or(q.waiter_bit(), Ordering::Relaxed);
-        // Contention (Borrow) means "a queue was denied its fair share": a
-        // queue refused while holding at least its fair share (a borrower
-        // hitting the end of the budget, or a queue at its limit) does not
-        // turn contention on, otherwise a busy borrower would keep the fair
-        // limit applied to itself forever.
+        // Contention (Borrow) means "a queue was denied its fair share": it
+        // found no free tag while it held less than its fair share. A queue
+        // refused at its limit (a borrower at the fair share, or a queue at
+        // any policy limit), or with no free tag while it held at least its
+        // fair share (a borrower at the end of the budget) does not turn
+        // contention on: otherwise a busy borrower would keep the fair limit
+        // applied to itself for as long as it does I/O (a QD32 queue almost
+        // never drains to zero). The decision uses the refused attempt's
+        // own reading of `in_flight`, not a new one: the queue's own puts
+        // may lower it meanwhile, and a borrower refused at its fair share
+        // then read below it was marked starved (Kuai's case, issue #14;
+        // the loom model `borrower_refused_at_its_limit_is_not_starved`).
         let fair = fair_share(self.depth(), self.active_queues());
-        if q.in_flight() < fair {
+        if refused.why == Refusal::Exhausted && refused.held < fair {
             let starved = set_counted(q, STARVED, 0, &self.starved);
             if self.note_failure(now.now_ns()) || starved {
                 self.refresh_limit_cache();
@@ -906,10 +928,10 @@ impl HostTags {
                 q.clear_flags(WAITING);
                 Ok(tag)
             }
-            Err(refusal) => {
+            Err(refused) => {
                 // Relaxed: statistics counter (read by the Lend tick).
                 q.failures.fetch_add(1, Ordering::Relaxed);
-                Err(refusal)
+                Err(refused.why)
             }
         }
     }
@@ -925,21 +947,26 @@ impl HostTags {
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
-    ) -> Result<u32, Refusal> {
+    ) -> Result<u32, Refused> {
         // Relaxed: see `get`.
-        if q.in_flight.load(Ordering::Relaxed) >= self.cached_bound() {
+        let held = q.in_flight.load(Ordering::Relaxed);
+        let refused = |why| Refused { why, held };
+        if held >= self.cached_bound() {
             match self.policy() {
-                Policy::Window => return self.try_get_window(q, hint),
+                Policy::Window => return self.try_get_window(q, hint).map_err(refused),
                 policy => {
                     if self.limited(q, self.depth(), policy, clock) {
-                        return Err(Refusal::Limited);
+                        return Err(refused(Refusal::Limited));
                     }
                 }
             }
         }
         let tag = match self.bitmap.get_fast(hint) {
             Some(tag) => tag,
-            None => self.bitmap.search(hint).ok_or(Refusal::Exhausted)?,
+            None => self
+                .bitmap
+                .search(hint)
+                .ok_or(refused(Refusal::Exhausted))?,
         };
         // Relaxed: accounting; tag ownership is carried by the bitmap bit.
         q.in_flight.fetch_add(1, Ordering::Relaxed);

@@ -230,6 +230,51 @@ fn starved_vs_tick_and_drain() {
     });
 }
 
+/// (d'') `borrow`: a borrower refused at its fair share while one of its
+/// own tags is freed is not marked starved. Queue 0 is starved (refused
+/// with nothing held) and holds one tag, so the host is contended and
+/// queue 1's limit is the fair share, 4 of 8; queue 1 holds 4 and asks for
+/// a fifth while another of its CPUs frees one. A starved borrower would
+/// keep the host contended, and itself at the fair share, until it drains
+/// to zero, which a busy queue almost never does (Kuai's case, issue #14:
+/// the refusal path read `in_flight` again, after the put, below the fair
+/// share).
+#[test]
+fn borrower_refused_at_its_limit_is_not_starved() {
+    bounded(3, || {
+        let w = world(8, Policy::Borrow);
+        let hint = AtomicU32::new(0);
+        get_put(&w, 0).unwrap();
+        // Not contended: queue 1 borrows everything.
+        let mut mine: Vec<u32> = (0..8)
+            .map(|_| w.host.get(&w.q[1], &hint, 1).unwrap())
+            .collect();
+        assert_eq!(w.host.get(&w.q[0], &hint, 2), Err(Refusal::Exhausted));
+        assert!(w.q[0].is_starved() && !w.q[1].is_starved());
+        for _ in 0..4 {
+            w.host.put(&w.q[1], mine.pop().unwrap());
+        }
+        let t0 = w.host.get(&w.q[0], &hint, 3).unwrap();
+        assert_eq!(w.host.limit(&w.q[1], 3), 4);
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 4)
+        });
+        w.host.put(&w.q[1], mine.pop().unwrap());
+        if let Ok(t) = b.join().unwrap() {
+            mine.push(t);
+        }
+        assert!(!w.q[1].is_starved(), "the borrower was marked starved");
+        assert_eq!(w.host.starved_queues(), 1);
+        for t in mine {
+            w.host.put(&w.q[1], t);
+        }
+        w.host.put(&w.q[0], t0);
+        assert_eq!(w.host.starved_queues(), 0);
+    });
+}
+
 /// (e) The flags word: a tick clearing the busy flag (`fetch_and`) races
 /// with gets that set it and (re-)activate queues (`fetch_or`), and with a
 /// put that drains a queue: no flag update is lost (q1's I/O is recorded
