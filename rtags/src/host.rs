@@ -51,9 +51,11 @@
 //! * when a refusal marks the queue starved (`note_failure` records the
 //!   failure time for Borrow's expiry window), and
 //! * in Borrow's contention check when more than one queue is active, no
-//!   queue is starved, a failure is recorded and `borrow_expiry_ns != 0`.
-//!   The first such check that finds the window over forgets the failure,
-//!   so later checks need no clock again until the next refusal.
+//!   queue is starved, a failure (or a starved queue's drain) is recorded
+//!   and `borrow_expiry_ns != 0`. The first such check after a drain
+//!   stamps the drain's window with its reading; the first that finds the
+//!   window over forgets it, so later checks need no clock again until the
+//!   next refusal (see "Borrow's contention").
 //!
 //! A `get` reads the clock at most twice: at most once in its first
 //! attempt, and at most once in the slow path (one reading shared by the
@@ -62,9 +64,42 @@
 //! of refusals inside a Borrow expiry window. [`HostTags::put`] takes no
 //! time at all, and a `get` whose limit does not bind never reads the
 //! clock under `none`, `fair` and `lend`, nor under `borrow` outside an
-//! expiry window (always, with the default expiry of 0); this is tested
-//! with a clock that counts its readings. [`HostTags::tick`] takes the time
-//! as a plain `u64`: the timer that calls it reads the clock anyway.
+//! expiry window; this is tested with a clock that counts its readings.
+//! [`HostTags::tick`] takes the time as a plain `u64`: the timer that
+//! calls it reads the clock anyway.
+//!
+//! # Borrow's contention
+//!
+//! Under [`Policy::Borrow`] every queue may take the whole depth until a
+//! queue is *starved*: refused for want of a free tag while it held less
+//! than its fair share (a refusal at its own limit never marks it). Then
+//! the fair share applies to everyone while the host is *contended*: while
+//! a queue is starved (until it drains to zero or goes idle), and for
+//! `borrow_expiry_ns` after the last refusal of a starved queue or after
+//! a starved queue drained, whichever is later.
+//!
+//! The window after the drain is what lets a queue at queue depth 1 keep
+//! its share: it drains after every request, and with the fair share
+//! ending at the drain (Kuai's v1, an expiry of 0) the borrower took
+//! every tag back before the next request came, which then waited for
+//! the borrower's next completion (Keith Busch's case in issue #14: the
+//! light job kept 0.856 of its IOPS alone; `tests/policy_sim.rs`). The
+//! default, [`DEFAULT_BORROW_EXPIRY_NS`] (5 ms), is far longer than a QD1
+//! job's turnaround and than the borrower's way down from the depth to
+//! its share at fast completions, and short against a nearly idle queue's
+//! gaps: in Kuai's case (a queue at 10 I/Os a second next to a busy one)
+//! each of its requests holds the busy one at its share for about 6 ms
+//! (the request, then 5 ms), 6% of the time. A queue that keeps doing
+//! I/O at queue depth 1 and is never refused again is refused once per
+//! window (the fair share ends 5 ms after its first drain), one wait in
+//! about fifteen requests at Busch's rates.
+//!
+//! `put` has no clock: the drain stores the marker `DRAINED` (later than
+//! any time, so that a refusal's `fetch_max` cannot move it back), and
+//! the first contention check that needs the time replaces it with its
+//! reading. The window thus starts at the first decision after the drain,
+//! no earlier, and nothing reads a clock for it if no queue's limit is
+//! checked meanwhile.
 //!
 //! # Cost of the fast path
 //!
@@ -272,8 +307,14 @@ use core::ops::Range;
 /// Default idle window after which an idle queue is deactivated (100 ms).
 pub const DEFAULT_IDLE_NS: u64 = 100_000_000;
 
-/// Default borrow expiry: 0 = contention ends when starved queues drain.
-pub const DEFAULT_BORROW_EXPIRY_NS: u64 = 0;
+/// Default borrow expiry: the fair share lasts 5 ms after a starved queue
+/// drained or was last refused (see "Borrow's contention" in the module
+/// docs; 0 = it ends when the starved queues drain, Kuai's v1).
+pub const DEFAULT_BORROW_EXPIRY_NS: u64 = 5_000_000;
+
+/// `last_failure` after a starved queue drained, before a contention check
+/// read the time (see [`HostTags::is_contended`]): later than any time.
+const DRAINED: u64 = u64::MAX;
 
 /// Why [`HostTags::get`] did not return a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -513,7 +554,8 @@ impl HostTags {
         self.borrow_expiry_ns.load(Ordering::Relaxed)
     }
 
-    /// Sets the Borrow expiry (0 = only starved queues keep contention on).
+    /// Sets the Borrow expiry (0 = only starved queues keep contention on;
+    /// default [`DEFAULT_BORROW_EXPIRY_NS`]).
     pub fn set_borrow_expiry_ns(&self, ns: u64) {
         // Relaxed: configuration value.
         self.borrow_expiry_ns.store(ns, Ordering::Relaxed);
@@ -615,9 +657,11 @@ impl HostTags {
     }
 
     /// Whether the host counts as contended at `clock`'s time (Borrow
-    /// policy): some queue is starved, or the last refusal is less than
-    /// `borrow_expiry_ns` ago. The clock is only read in the second case,
-    /// with a non-zero expiry and a refusal recorded.
+    /// policy): some queue is starved, or the last refusal of a starved
+    /// queue, or the first check after a starved queue drained, is less
+    /// than `borrow_expiry_ns` ago (see "Borrow's contention" in the module
+    /// docs). The clock is only read in the second case, with a non-zero
+    /// expiry and a refusal or drain recorded.
     pub fn is_contended<C: Clock>(&self, clock: C) -> bool {
         self.contended(&clock)
     }
@@ -636,7 +680,22 @@ impl HostTags {
         if stamp == 0 {
             return false;
         }
-        if clock.now_ns() < stamp.saturating_sub(1).saturating_add(expiry) {
+        let now = clock.now_ns();
+        if stamp == DRAINED {
+            // A starved queue drained since: its window starts now, the
+            // first time a decision needs it. Relaxed: heuristic; a failed
+            // CAS means another check stamped it (or a refusal's
+            // `fetch_max` could not lower it): either way the window has
+            // just started.
+            let _ = self.last_failure.compare_exchange(
+                DRAINED,
+                now.saturating_add(1),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            return true;
+        }
+        if now < stamp.saturating_sub(1).saturating_add(expiry) {
             return true;
         }
         // The window is over: forget the refusal so that later checks need
@@ -1085,11 +1144,21 @@ impl HostTags {
         q.in_flight.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A starved queue drained to zero: no longer starved.
+    /// A starved queue drained to zero: no longer starved, and with a
+    /// non-zero expiry the host stays contended for that long after the
+    /// drain (see "Borrow's contention" in the module docs). `put` has no
+    /// clock: the drain stores [`DRAINED`], which the first contention
+    /// check that needs the time turns into that time.
     #[cold]
     #[inline(never)]
     fn clear_starved(&self, q: &QueueTags) {
         if clear_counted(q, STARVED, &self.starved) {
+            if self.borrow_expiry_ns() != 0 {
+                // Relaxed: heuristic, published to the limit cache by the
+                // refresh below; `fetch_max`, as `note_failure`, so that
+                // the stamp never moves back.
+                self.last_failure.fetch_max(DRAINED, Ordering::Relaxed);
+            }
             self.refresh_limit_cache();
         }
     }
@@ -1406,6 +1475,9 @@ mod tests {
     #[test]
     fn borrow_falls_back_to_fair_and_lifts() {
         let h = HostTags::new(64, Policy::Borrow).unwrap();
+        // Kuai's v1 first: the fair share lasts until the starved queue
+        // drains.
+        h.set_borrow_expiry_ns(0);
         let q0 = QueueTags::new(0);
         let q1 = QueueTags::new(1);
         let hint = AtomicU32::new(0);
@@ -1432,7 +1504,9 @@ mod tests {
         assert_eq!(h.limit(&q1, 40), 64);
 
         // With an expiry, contention also lasts expiry ns after the last
-        // failure even though nobody is starved any more.
+        // failure, and after the starved queue drained (from the first
+        // check that needs the time: the put has no clock), even though
+        // nobody is starved any more.
         held.push(h.get(&q1, &hint, 45).unwrap());
         h.set_borrow_expiry_ns(1_000);
         assert_eq!(h.get(&q0, &hint, 50), Err(Refusal::Exhausted));
@@ -1443,12 +1517,35 @@ mod tests {
                 break t;
             }
         };
+        assert!(h.is_contended(2_000), "starved");
         h.put(&q0, t);
         assert_eq!(h.starved_queues(), 0);
-        assert!(h.is_contended(1_049));
-        assert_eq!(h.limit(&q1, 1_049), 32);
-        assert!(!h.is_contended(1_050));
-        assert_eq!(h.limit(&q1, 1_050), 64);
+        assert!(h.is_contended(2_100), "the drain's window starts");
+        assert!(h.is_contended(3_099));
+        assert_eq!(h.limit(&q1, 3_099), 32);
+        assert!(!h.is_contended(3_100));
+        assert_eq!(h.limit(&q1, 3_100), 64);
+        // The window after a drain starts later than the refusal's: it is
+        // the one that counts. (q1
+        // takes everything back first; its own refusal at the end of the
+        // budget, above its fair share, does not mark it.)
+        while let Ok(t) = h.get(&q1, &hint, 3_900) {
+            held.push(t);
+        }
+        assert!(!q1.is_starved() && !h.is_contended(3_950));
+        assert_eq!(h.get(&q0, &hint, 4_000), Err(Refusal::Exhausted));
+        assert!(h.is_contended(4_500), "starved");
+        let t = loop {
+            let freed = held.pop().unwrap();
+            h.put(&q1, freed);
+            if let Ok(t) = h.get(&q0, &hint, 4_600) {
+                break t;
+            }
+        };
+        h.put(&q0, t);
+        assert!(h.is_contended(5_200), "the drain's window");
+        assert!(h.is_contended(6_199));
+        assert!(!h.is_contended(6_200));
     }
 
     #[test]
@@ -1691,20 +1788,26 @@ mod tests {
         let t = h.get(&q1, &hint, &clock).unwrap();
         assert!(h.is_contended(&clock));
         assert_eq!(clock.take_reads(), 0);
+        // q1 drains: no longer starved, and its put reads no clock; the
+        // window after the drain starts at the first check that needs the
+        // time.
         h.put(&q1, t);
         assert_eq!(h.starved_queues(), 0);
+        assert_eq!(clock.take_reads(), 0);
         // In the window: the clock decides. A refusal reads it at most
-        // twice: in the first attempt, and once in the slow path (for its
-        // re-check here, q0 is refused at its share: not starved).
+        // twice: in the first attempt (here: the drain's window starts,
+        // at 1_500), and once in the slow path (for its re-check here, q0
+        // is refused at its share: not starved).
         let mut held = take(&h, &q0, 4, 1_500);
         clock.now.set(1_500);
         assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
         assert_eq!(clock.take_reads(), 2);
+        clock.now.set(2_499);
         assert_eq!(h.limit(&q0, &clock), 4);
         assert_eq!(clock.take_reads(), 1);
         // After the window the first check forgets the refusal; later
         // checks need no clock.
-        clock.now.set(2_000);
+        clock.now.set(2_500);
         held.push(h.get(&q0, &hint, &clock).unwrap());
         assert_eq!(clock.take_reads(), 1);
         for _ in 0..3 {
@@ -2054,7 +2157,8 @@ mod tests {
         assert_fresh(&h);
 
         // Borrow: contention starts with a refusal below the fair share
-        // and ends with the drain of the starved queue.
+        // and, without an expiry, ends with the drain of the starved queue.
+        h.set_borrow_expiry_ns(0);
         h.set_policy(Policy::Borrow);
         assert_eq!(h.limit_bound(), u32::MAX, "not contended");
         h.put(&q1, t1);
@@ -2073,7 +2177,8 @@ mod tests {
         assert_eq!(h.limit_bound(), 32, "expiry set, refusal recorded");
         assert!(!h.is_contended(106));
         assert_eq!(h.limit_bound(), u32::MAX, "window over");
-        // A new refusal in a window.
+        // A new refusal in a window; the starved queue's drain starts a
+        // window of its own at the first check (150).
         let t = h.get(&q0, &hint, 107).unwrap();
         assert_eq!(h.get(&q1, &hint, 110), Err(Refusal::Exhausted));
         h.put(&q0, t);
@@ -2082,7 +2187,8 @@ mod tests {
         assert_eq!(h.limit_bound(), 32, "in the window");
         assert!(h.is_contended(150));
         assert_eq!(h.limit_bound(), 32);
-        assert!(!h.is_contended(211));
+        assert!(h.is_contended(249));
+        assert!(!h.is_contended(250));
         assert_eq!(h.limit_bound(), u32::MAX, "window over");
         // A refusal recorded with an expiry of 0 does not count until an
         // expiry is set.

@@ -275,6 +275,52 @@ fn borrower_refused_at_its_limit_is_not_starved() {
     });
 }
 
+/// (d''') `borrow` with an expiry: the starved queue's drain (a put, which
+/// has no clock: it leaves a marker) races with the borrower's limit check
+/// at the fair share (which stamps the marker with its time). Whatever the
+/// order, the host stays contended for the expiry after the drain, the
+/// limit cache keeps the fair share until a check finds the window over,
+/// and then lifts it.
+#[test]
+fn borrow_drain_window_vs_limit_check() {
+    bounded(3, || {
+        let w = world(8, Policy::Borrow);
+        w.host.set_borrow_expiry_ns(1_000);
+        let hint = AtomicU32::new(0);
+        get_put(&w, 0).unwrap();
+        let mut mine: Vec<u32> = (0..8)
+            .map(|_| w.host.get(&w.q[1], &hint, 1).unwrap())
+            .collect();
+        assert_eq!(w.host.get(&w.q[0], &hint, 2), Err(Refusal::Exhausted));
+        for _ in 0..4 {
+            w.host.put(&w.q[1], mine.pop().unwrap());
+        }
+        let t0 = w.host.get(&w.q[0], &hint, 3).unwrap();
+        // The refusal's window (from 2) is over by 2_000: only the starved
+        // queue, then its drain, keep the host contended.
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 2_000)
+        });
+        w.host.put(&w.q[0], t0);
+        if let Ok(t) = b.join().unwrap() {
+            mine.push(t);
+        }
+        assert_eq!(w.host.starved_queues(), 0);
+        assert_eq!(w.host.limit_bound(), 4, "the drain's window dropped");
+        assert!(
+            w.host.is_contended(2_500),
+            "the drain's window is over early"
+        );
+        assert!(!w.host.is_contended(3_500));
+        assert_eq!(w.host.limit_bound(), u32::MAX, "stale after the window");
+        for t in mine {
+            w.host.put(&w.q[1], t);
+        }
+    });
+}
+
 /// (e) The flags word: a tick clearing the busy flag (`fetch_and`) races
 /// with gets that set it and (re-)activate queues (`fetch_or`), and with a
 /// put that drains a queue: no flag update is lost (q1's I/O is recorded
