@@ -23,8 +23,10 @@
 //! `get` (slow path, after a refusal):
 //!
 //! 1. mark the queue waiting and `fetch_or` its bit into the waiter mask,
-//! 2. mark contention (the queue becomes *starved*, the failure time is
-//!    recorded; both are used by [`Policy::Borrow`]),
+//! 2. mark contention if the first attempt found no free tag while the
+//!    queue held less than its fair share (the queue becomes *starved*,
+//!    the failure time is recorded; both are used by [`Policy::Borrow`];
+//!    a refusal at the queue's own limit never marks it),
 //! 3. `fence(SeqCst)`  — call it **(W)**,
 //! 4. re-check once: limit (bound, and exact check if needed) and bitmap
 //!    again, with depth and policy read afresh. If that
@@ -49,9 +51,11 @@
 //! * when a refusal marks the queue starved (`note_failure` records the
 //!   failure time for Borrow's expiry window), and
 //! * in Borrow's contention check when more than one queue is active, no
-//!   queue is starved, a failure is recorded and `borrow_expiry_ns != 0`.
-//!   The first such check that finds the window over forgets the failure,
-//!   so later checks need no clock again until the next refusal.
+//!   queue is starved, a failure (or a starved queue's drain) is recorded
+//!   and `borrow_expiry_ns != 0`. The first such check after a drain
+//!   stamps the drain's window with its reading; the first that finds the
+//!   window over forgets it, so later checks need no clock again until the
+//!   next refusal (see "Borrow's contention").
 //!
 //! A `get` reads the clock at most twice: at most once in its first
 //! attempt, and at most once in the slow path (one reading shared by the
@@ -60,9 +64,42 @@
 //! of refusals inside a Borrow expiry window. [`HostTags::put`] takes no
 //! time at all, and a `get` whose limit does not bind never reads the
 //! clock under `none`, `fair` and `lend`, nor under `borrow` outside an
-//! expiry window (always, with the default expiry of 0); this is tested
-//! with a clock that counts its readings. [`HostTags::tick`] takes the time
-//! as a plain `u64`: the timer that calls it reads the clock anyway.
+//! expiry window; this is tested with a clock that counts its readings.
+//! [`HostTags::tick`] takes the time as a plain `u64`: the timer that
+//! calls it reads the clock anyway.
+//!
+//! # Borrow's contention
+//!
+//! Under [`Policy::Borrow`] every queue may take the whole depth until a
+//! queue is *starved*: refused for want of a free tag while it held less
+//! than its fair share (a refusal at its own limit never marks it). Then
+//! the fair share applies to everyone while the host is *contended*: while
+//! a queue is starved (until it drains to zero or goes idle), and for
+//! `borrow_expiry_ns` after the last refusal of a starved queue or after
+//! a starved queue drained, whichever is later.
+//!
+//! The window after the drain is what lets a queue at queue depth 1 keep
+//! its share: it drains after every request, and with the fair share
+//! ending at the drain (Kuai's v1, an expiry of 0) the borrower took
+//! every tag back before the next request came, which then waited for
+//! the borrower's next completion (Keith Busch's case in issue #14: the
+//! light job kept 0.856 of its IOPS alone; `tests/policy_sim.rs`). The
+//! default, [`DEFAULT_BORROW_EXPIRY_NS`] (5 ms), is far longer than a QD1
+//! job's turnaround and than the borrower's way down from the depth to
+//! its share at fast completions, and short against a nearly idle queue's
+//! gaps: in Kuai's case (a queue at 10 I/Os a second next to a busy one)
+//! each of its requests holds the busy one at its share for about 6 ms
+//! (the request, then 5 ms), 6% of the time. A queue that keeps doing
+//! I/O at queue depth 1 and is never refused again is refused once per
+//! window (the fair share ends 5 ms after its first drain), one wait in
+//! about fifteen requests at Busch's rates.
+//!
+//! `put` has no clock: the drain stores the marker `DRAINED` (later than
+//! any time, so that a refusal's `fetch_max` cannot move it back), and
+//! the first contention check that needs the time replaces it with its
+//! reading. The window thus starts at the first decision after the drain,
+//! no earlier, and nothing reads a clock for it if no queue's limit is
+//! checked meanwhile.
 //!
 //! # Cost of the fast path
 //!
@@ -105,8 +142,8 @@
 //! `in_flight` is at least the bound) checks its limit exactly, as before
 //! the cache (no division; `borrow` reads the clock inside an expiry
 //! window), in the out-of-line function. Under `lend`, the bound is the
-//! smallest lend limit, so while tags are lent the busiest queue takes
-//! that path above the lenders' limits; when nobody is refused the limits
+//! smallest lend limit, so while tags are lent the borrowers take that
+//! path above the lenders' limits; when nobody is refused the limits
 //! return to the fair share and so does the bound.
 //!
 //! # Idle detection
@@ -270,8 +307,14 @@ use core::ops::Range;
 /// Default idle window after which an idle queue is deactivated (100 ms).
 pub const DEFAULT_IDLE_NS: u64 = 100_000_000;
 
-/// Default borrow expiry: 0 = contention ends when starved queues drain.
-pub const DEFAULT_BORROW_EXPIRY_NS: u64 = 0;
+/// Default borrow expiry: the fair share lasts 5 ms after a starved queue
+/// drained or was last refused (see "Borrow's contention" in the module
+/// docs; 0 = it ends when the starved queues drain, Kuai's v1).
+pub const DEFAULT_BORROW_EXPIRY_NS: u64 = 5_000_000;
+
+/// `last_failure` after a starved queue drained, before a contention check
+/// read the time (see [`HostTags::is_contended`]): later than any time.
+const DRAINED: u64 = u64::MAX;
 
 /// Why [`HostTags::get`] did not return a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,6 +333,16 @@ impl Refusal {
             Refusal::Exhausted => "exhausted",
         }
     }
+}
+
+/// A refused allocation attempt: why, and the queue's `in_flight` as the
+/// attempt read it (see `HostTags::get_slow`).
+#[derive(Clone, Copy, Debug)]
+struct Refused {
+    /// The refusal.
+    why: Refusal,
+    /// Tags the queue held, read before the attempt's policy check.
+    held: u32,
 }
 
 /// Sets the counted flag `flag` of `q`, together with the uncounted flags
@@ -501,7 +554,8 @@ impl HostTags {
         self.borrow_expiry_ns.load(Ordering::Relaxed)
     }
 
-    /// Sets the Borrow expiry (0 = only starved queues keep contention on).
+    /// Sets the Borrow expiry (0 = only starved queues keep contention on;
+    /// default [`DEFAULT_BORROW_EXPIRY_NS`]).
     pub fn set_borrow_expiry_ns(&self, ns: u64) {
         // Relaxed: configuration value.
         self.borrow_expiry_ns.store(ns, Ordering::Relaxed);
@@ -537,6 +591,14 @@ impl HostTags {
     pub fn window(&self, q: &QueueTags) -> Option<Range<u32>> {
         let layout = self.window_layout();
         layout.window(self.windows.slot(q, &layout)?)
+    }
+
+    /// The shared tags `q` may use in the current layout: its slice of
+    /// the shared part, or all of it without a window (a snapshot; see
+    /// [`Layout::shared_slice`]).
+    pub fn shared_slice(&self, q: &QueueTags) -> Range<u32> {
+        let layout = self.window_layout();
+        layout.shared_slice(self.windows.slot(q, &layout))
     }
 
     /// Takes every bit of the waiter mask, for the caller to re-run those
@@ -595,9 +657,11 @@ impl HostTags {
     }
 
     /// Whether the host counts as contended at `clock`'s time (Borrow
-    /// policy): some queue is starved, or the last refusal is less than
-    /// `borrow_expiry_ns` ago. The clock is only read in the second case,
-    /// with a non-zero expiry and a refusal recorded.
+    /// policy): some queue is starved, or the last refusal of a starved
+    /// queue, or the first check after a starved queue drained, is less
+    /// than `borrow_expiry_ns` ago (see "Borrow's contention" in the module
+    /// docs). The clock is only read in the second case, with a non-zero
+    /// expiry and a refusal or drain recorded.
     pub fn is_contended<C: Clock>(&self, clock: C) -> bool {
         self.contended(&clock)
     }
@@ -616,7 +680,22 @@ impl HostTags {
         if stamp == 0 {
             return false;
         }
-        if clock.now_ns() < stamp.saturating_sub(1).saturating_add(expiry) {
+        let now = clock.now_ns();
+        if stamp == DRAINED {
+            // A starved queue drained since: its window starts now, the
+            // first time a decision needs it. Relaxed: heuristic; a failed
+            // CAS means another check stamped it (or a refusal's
+            // `fetch_max` could not lower it): either way the window has
+            // just started.
+            let _ = self.last_failure.compare_exchange(
+                DRAINED,
+                now.saturating_add(1),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            return true;
+        }
+        if now < stamp.saturating_sub(1).saturating_add(expiry) {
             return true;
         }
         // The window is over: forget the refusal so that later checks need
@@ -844,13 +923,15 @@ impl HostTags {
         }
         // The first attempt uses the clock itself (not a `LazyNow`): it is
         // read at most once here, and at most once more by the slow path.
-        if let Ok(tag) = self.try_get(q, hint, clock) {
-            if flags & WAITING != 0 {
-                q.clear_flags(WAITING);
+        match self.try_get(q, hint, clock) {
+            Ok(tag) => {
+                if flags & WAITING != 0 {
+                    q.clear_flags(WAITING);
+                }
+                Ok(tag)
             }
-            return Ok(tag);
+            Err(refused) => self.get_slow(q, hint, clock, refused),
         }
-        self.get_slow(q, hint, clock)
     }
 
     /// Activates `q` and marks it busy (first get since the last tick).
@@ -862,8 +943,8 @@ impl HostTags {
         }
     }
 
-    /// The refusal path of [`Self::get`]: waiter bit, contention, (W),
-    /// re-check.
+    /// The refusal path of [`Self::get`], after the first attempt was
+    /// `refused`: waiter bit, contention, (W), re-check.
     #[cold]
     #[inline(never)]
     fn get_slow<C: Clock>(
@@ -871,6 +952,7 @@ impl HostTags {
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
+        refused: Refused,
     ) -> Result<u32, Refusal> {
         // One reading for the failure time and the re-check.
         let now = LazyNow::new(clock);
@@ -878,13 +960,20 @@ impl HostTags {
         // Relaxed: ordered before the re-check by fence (W); an RMW so that
         // a putter's concurrent swap(0) cannot erase it.
         self.waiters.fetch_or(q.waiter_bit(), Ordering::Relaxed);
-        // Contention (Borrow) means "a queue was denied its fair share": a
-        // queue refused while holding at least its fair share (a borrower
-        // hitting the end of the budget, or a queue at its limit) does not
-        // turn contention on, otherwise a busy borrower would keep the fair
-        // limit applied to itself forever.
+        // Contention (Borrow) means "a queue was denied its fair share": it
+        // found no free tag while it held less than its fair share. A queue
+        // refused at its limit (a borrower at the fair share, or a queue at
+        // any policy limit), or with no free tag while it held at least its
+        // fair share (a borrower at the end of the budget) does not turn
+        // contention on: otherwise a busy borrower would keep the fair limit
+        // applied to itself for as long as it does I/O (a QD32 queue almost
+        // never drains to zero). The decision uses the refused attempt's
+        // own reading of `in_flight`, not a new one: the queue's own puts
+        // may lower it meanwhile, and a borrower refused at its fair share
+        // then read below it was marked starved (Kuai's case, issue #14;
+        // the loom model `borrower_refused_at_its_limit_is_not_starved`).
         let fair = fair_share(self.depth(), self.active_queues());
-        if q.in_flight() < fair {
+        if refused.why == Refusal::Exhausted && refused.held < fair {
             let starved = set_counted(q, STARVED, 0, &self.starved);
             if self.note_failure(now.now_ns()) || starved {
                 self.refresh_limit_cache();
@@ -898,10 +987,10 @@ impl HostTags {
                 q.clear_flags(WAITING);
                 Ok(tag)
             }
-            Err(refusal) => {
+            Err(refused) => {
                 // Relaxed: statistics counter (read by the Lend tick).
                 q.failures.fetch_add(1, Ordering::Relaxed);
-                Err(refusal)
+                Err(refused.why)
             }
         }
     }
@@ -917,21 +1006,26 @@ impl HostTags {
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
-    ) -> Result<u32, Refusal> {
+    ) -> Result<u32, Refused> {
         // Relaxed: see `get`.
-        if q.in_flight.load(Ordering::Relaxed) >= self.cached_bound() {
+        let held = q.in_flight.load(Ordering::Relaxed);
+        let refused = |why| Refused { why, held };
+        if held >= self.cached_bound() {
             match self.policy() {
-                Policy::Window => return self.try_get_window(q, hint),
+                Policy::Window => return self.try_get_window(q, hint).map_err(refused),
                 policy => {
                     if self.limited(q, self.depth(), policy, clock) {
-                        return Err(Refusal::Limited);
+                        return Err(refused(Refusal::Limited));
                     }
                 }
             }
         }
         let tag = match self.bitmap.get_fast(hint) {
             Some(tag) => tag,
-            None => self.bitmap.search(hint).ok_or(Refusal::Exhausted)?,
+            None => self
+                .bitmap
+                .search(hint)
+                .ok_or(refused(Refusal::Exhausted))?,
         };
         // Relaxed: accounting; tag ownership is carried by the bitmap bit.
         q.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -1050,11 +1144,21 @@ impl HostTags {
         q.in_flight.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A starved queue drained to zero: no longer starved.
+    /// A starved queue drained to zero: no longer starved, and with a
+    /// non-zero expiry the host stays contended for that long after the
+    /// drain (see "Borrow's contention" in the module docs). `put` has no
+    /// clock: the drain stores [`DRAINED`], which the first contention
+    /// check that needs the time turns into that time.
     #[cold]
     #[inline(never)]
     fn clear_starved(&self, q: &QueueTags) {
         if clear_counted(q, STARVED, &self.starved) {
+            if self.borrow_expiry_ns() != 0 {
+                // Relaxed: heuristic, published to the limit cache by the
+                // refresh below; `fetch_max`, as `note_failure`, so that
+                // the stamp never moves back.
+                self.last_failure.fetch_max(DRAINED, Ordering::Relaxed);
+            }
             self.refresh_limit_cache();
         }
     }
@@ -1122,71 +1226,98 @@ impl HostTags {
         }
     }
 
-    /// Lend policy: move tags stepwise to the busiest queue.
+    /// Lend policy: move tags stepwise from the queues that were not
+    /// refused to those that were.
     ///
     /// With `n` active queues and `fair = fair_share(depth, n)`: the
-    /// busiest queue is the active one with most refusals since the last
-    /// tick. Every other active queue's limit drops by
+    /// *borrowers* are the active queues refused since the last tick, the
+    /// *lenders* the other active queues. Every lender's limit drops by
     /// `step = max(fair / 4, 1)` but not below `min(LEND_RESERVE, fair)`;
-    /// the busiest gets the rest: `max(depth - sum(others), fair)`. When
-    /// nobody was refused, every limit moves back towards `fair` by `step`.
-    /// When the set of active queues changed, all limits restart at fair.
+    /// the borrowers share the rest evenly: each gets
+    /// `max(ceil((depth - sum(lenders)) / borrowers), fair)`. When nobody
+    /// was refused, every limit moves back towards `fair` by `step`. When
+    /// the set of active queues changed, all limits restart at fair.
+    ///
+    /// Why every refused queue and not the one refused most (Kuai's
+    /// "busiest"): refusals grow with what a queue holds (the queue with
+    /// more tags completes more, so it asks, and is refused, more), so
+    /// lending to the queue refused most feeds itself: of two equally busy
+    /// queues the first one lent to kept all but the other's reserve (28
+    /// tags of 32 against 4: a 0.14 bandwidth split in Axboe's case,
+    /// issue #14, `tests/policy_sim.rs`). Queues that all want more split
+    /// evenly; a busy queue next to nearly idle ones (Kuai's case) is the
+    /// only borrower and is lent all but their reserves.
     fn lend_tick<Q: AsRef<QueueTags>>(&self, queues: &[Q]) {
         let depth = self.depth();
         let n = u32::try_from(queues.iter().filter(|q| q.as_ref().is_active()).count())
             .unwrap_or(u32::MAX);
         let fair = fair_share(depth, n);
-        let mut busiest: Option<(usize, u64)> = None;
+        // Bit i: queue i was refused since the last tick (the first 64
+        // queues: the waiter mask's width; later ones count as lenders).
+        let mut refused = 0u64;
         for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
             let failures = q.failures();
             // Relaxed: only this (serialised, timer) tick uses it.
             let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
-            let delta = failures.saturating_sub(seen);
-            if q.is_active() && delta > 0 && busiest.map_or(true, |(_, d)| delta > d) {
-                busiest = Some((i, delta));
+            if q.is_active() && failures > seen && i < 64 {
+                refused |= 1u64 << i;
             }
         }
+        let borrower = |i: usize| i < 64 && refused & (1u64 << i) != 0;
         // Relaxed: the tick is serialised by the driver's timer.
         let prev_n = self.lend_active.swap(n, Ordering::Relaxed);
         // Relaxed: see `set_policy`.
         let valid = self.lend_valid.load(Ordering::Relaxed);
+        let lending = n > 1 && prev_n == n && valid;
         let effective = |q: &QueueTags| match q.lend_limit() {
             0 => fair,
             l => l,
         };
         let step = (fair / 4).max(1);
         let reserve = LEND_RESERVE.min(fair).max(1);
+        // Lenders (and everyone, when nobody was refused) first: the
+        // borrowers share what they leave.
         for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
-            let new = if n <= 1 || prev_n != n || !valid || !q.is_active() {
+            let new = if !lending || !q.is_active() {
                 0
+            } else if borrower(i) {
+                continue;
+            } else if refused != 0 {
+                effective(q).saturating_sub(step).max(reserve)
             } else {
-                match busiest {
-                    Some((b, _)) if b == i => continue,
-                    Some(_) => effective(q).saturating_sub(step).max(reserve),
-                    None => {
-                        let cur = effective(q);
-                        if cur > fair {
-                            cur.saturating_sub(step).max(fair)
-                        } else {
-                            cur.saturating_add(step).min(fair)
-                        }
-                    }
+                let cur = effective(q);
+                if cur > fair {
+                    cur.saturating_sub(step).max(fair)
+                } else {
+                    cur.saturating_add(step).min(fair)
                 }
             };
             // Relaxed: advisory limit read by `limit()`.
             q.lend_limit.store(new, Ordering::Relaxed);
         }
-        if n > 1 && prev_n == n && valid {
-            if let Some(b) = busiest.and_then(|(b, _)| queues.get(b)).map(AsRef::as_ref) {
-                let others = queues
-                    .iter()
-                    .map(AsRef::as_ref)
-                    .filter(|q| q.is_active() && !core::ptr::eq(*q, b))
-                    .map(effective)
-                    .fold(0u32, u32::saturating_add);
-                let mine = depth.saturating_sub(others).max(fair).min(depth);
+        if lending && refused != 0 {
+            let lent = queues
+                .iter()
+                .map(AsRef::as_ref)
+                .enumerate()
+                .filter(|&(i, q)| q.is_active() && !borrower(i))
+                .map(|(_, q)| effective(q))
+                .fold(0u32, u32::saturating_add);
+            // At least one: `refused` is not empty.
+            let borrowers = refused.count_ones();
+            let each = depth
+                .saturating_sub(lent)
+                .div_ceil(borrowers)
+                .max(fair)
+                .min(depth);
+            for (_, q) in queues
+                .iter()
+                .map(AsRef::as_ref)
+                .enumerate()
+                .filter(|&(i, _)| borrower(i))
+            {
                 // Relaxed: advisory limit read by `limit()`.
-                b.lend_limit.store(mine, Ordering::Relaxed);
+                q.lend_limit.store(each, Ordering::Relaxed);
             }
         }
         // The limit cache's bound for queues with a lend limit. Relaxed:
@@ -1344,6 +1475,9 @@ mod tests {
     #[test]
     fn borrow_falls_back_to_fair_and_lifts() {
         let h = HostTags::new(64, Policy::Borrow).unwrap();
+        // Kuai's v1 first: the fair share lasts until the starved queue
+        // drains.
+        h.set_borrow_expiry_ns(0);
         let q0 = QueueTags::new(0);
         let q1 = QueueTags::new(1);
         let hint = AtomicU32::new(0);
@@ -1370,7 +1504,9 @@ mod tests {
         assert_eq!(h.limit(&q1, 40), 64);
 
         // With an expiry, contention also lasts expiry ns after the last
-        // failure even though nobody is starved any more.
+        // failure, and after the starved queue drained (from the first
+        // check that needs the time: the put has no clock), even though
+        // nobody is starved any more.
         held.push(h.get(&q1, &hint, 45).unwrap());
         h.set_borrow_expiry_ns(1_000);
         assert_eq!(h.get(&q0, &hint, 50), Err(Refusal::Exhausted));
@@ -1381,12 +1517,35 @@ mod tests {
                 break t;
             }
         };
+        assert!(h.is_contended(2_000), "starved");
         h.put(&q0, t);
         assert_eq!(h.starved_queues(), 0);
-        assert!(h.is_contended(1_049));
-        assert_eq!(h.limit(&q1, 1_049), 32);
-        assert!(!h.is_contended(1_050));
-        assert_eq!(h.limit(&q1, 1_050), 64);
+        assert!(h.is_contended(2_100), "the drain's window starts");
+        assert!(h.is_contended(3_099));
+        assert_eq!(h.limit(&q1, 3_099), 32);
+        assert!(!h.is_contended(3_100));
+        assert_eq!(h.limit(&q1, 3_100), 64);
+        // The window after a drain starts later than the refusal's: it is
+        // the one that counts. (q1
+        // takes everything back first; its own refusal at the end of the
+        // budget, above its fair share, does not mark it.)
+        while let Ok(t) = h.get(&q1, &hint, 3_900) {
+            held.push(t);
+        }
+        assert!(!q1.is_starved() && !h.is_contended(3_950));
+        assert_eq!(h.get(&q0, &hint, 4_000), Err(Refusal::Exhausted));
+        assert!(h.is_contended(4_500), "starved");
+        let t = loop {
+            let freed = held.pop().unwrap();
+            h.put(&q1, freed);
+            if let Ok(t) = h.get(&q0, &hint, 4_600) {
+                break t;
+            }
+        };
+        h.put(&q0, t);
+        assert!(h.is_contended(5_200), "the drain's window");
+        assert!(h.is_contended(6_199));
+        assert!(!h.is_contended(6_200));
     }
 
     #[test]
@@ -1629,20 +1788,26 @@ mod tests {
         let t = h.get(&q1, &hint, &clock).unwrap();
         assert!(h.is_contended(&clock));
         assert_eq!(clock.take_reads(), 0);
+        // q1 drains: no longer starved, and its put reads no clock; the
+        // window after the drain starts at the first check that needs the
+        // time.
         h.put(&q1, t);
         assert_eq!(h.starved_queues(), 0);
+        assert_eq!(clock.take_reads(), 0);
         // In the window: the clock decides. A refusal reads it at most
-        // twice: in the first attempt, and once in the slow path (for its
-        // re-check here, q0 is refused at its share: not starved).
+        // twice: in the first attempt (here: the drain's window starts,
+        // at 1_500), and once in the slow path (for its re-check here, q0
+        // is refused at its share: not starved).
         let mut held = take(&h, &q0, 4, 1_500);
         clock.now.set(1_500);
         assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
         assert_eq!(clock.take_reads(), 2);
+        clock.now.set(2_499);
         assert_eq!(h.limit(&q0, &clock), 4);
         assert_eq!(clock.take_reads(), 1);
         // After the window the first check forgets the refusal; later
         // checks need no clock.
-        clock.now.set(2_000);
+        clock.now.set(2_500);
         held.push(h.get(&q0, &hint, &clock).unwrap());
         assert_eq!(clock.take_reads(), 1);
         for _ in 0..3 {
@@ -1673,27 +1838,33 @@ mod tests {
 
     #[test]
     fn window_places_tags_in_window_then_shared_part() {
-        // 64 tags, 25% shared: 16 shared, windows of 24.
+        // 64 tags, 25% shared: 16 shared, windows of 24, each with a slice
+        // of 8 shared tags.
         let (h, qs) = windowed(64, 25, 2);
         assert_eq!(h.window(&qs[0]), Some(0..24));
         assert_eq!(h.window(&qs[1]), Some(24..48));
         assert_eq!(h.window_layout().shared(), 48..64);
-        assert_eq!(h.limit(&qs[0], 0), 40);
+        assert_eq!(h.shared_slice(&qs[0]), 48..56);
+        assert_eq!(h.shared_slice(&qs[1]), 56..64);
+        assert_eq!(h.limit(&qs[0], 0), 32);
         assert_eq!(h.limit_bound(), 0, "no fast path under window");
         let hint = AtomicU32::new(5);
         let mut mine = Vec::new();
-        for i in 0..40 {
+        for i in 0..32 {
             let t = h.get(&qs[0], &hint, 0).unwrap();
-            let expected = if i < 24 { 0..24 } else { 48..64 };
+            let expected = if i < 24 { 0..24 } else { 48..56 };
             assert!(expected.contains(&t), "allocation {i}: tag {t}");
             mine.push(t);
         }
-        // Its part is full: refused although queue 1's window is free.
+        // Its part is full: refused although queue 1's window and slice
+        // are free.
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
-        assert_eq!(h.in_use(), 40);
-        // Queue 1 still has its whole window, and nothing else.
-        let theirs = take(&h, &qs[1], 24, 0);
-        assert!(theirs.iter().all(|t| (24..48).contains(t)));
+        assert_eq!(h.in_use(), 32);
+        // Queue 1 has its whole window and slice, and nothing else.
+        let theirs = take(&h, &qs[1], 32, 0);
+        assert!(theirs
+            .iter()
+            .all(|t| (24..48).contains(t) || (56..64).contains(t)));
         assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
         assert_eq!(h.waiter_mask(), 0b11);
         for t in theirs {
@@ -1710,11 +1881,18 @@ mod tests {
         let (h, qs) = windowed(64, 25, 3);
         let w: Vec<Range<u32>> = qs.iter().map(|q| h.window(q).unwrap()).collect();
         assert_eq!(w, [0..16, 16..32, 32..48]);
+        let s: Vec<Range<u32>> = qs.iter().map(|q| h.shared_slice(q)).collect();
+        assert_eq!(s, [48..54, 53..59, 58..64]);
         let hint = AtomicU32::new(0);
-        // Queues 0 and 1 fill their parts; queue 1 holds the shared part.
-        let q0 = take(&h, &qs[0], 16, 0);
-        let q1 = take(&h, &qs[1], 32, 0);
-        assert!(q1[16..].iter().all(|t| (48..64).contains(t)));
+        // Every queue fills its part (tags 53 and 58 go to whoever asks
+        // first: queue 0 takes 53, queue 1 takes 58).
+        let q0 = take(&h, &qs[0], 22, 0);
+        let q1 = take(&h, &qs[1], 21, 0);
+        let q2 = take(&h, &qs[2], 21, 0);
+        assert!(q0[16..].iter().all(|t| (48..54).contains(t)));
+        assert!(q1[16..].iter().all(|t| (53..59).contains(t)));
+        assert!(q1.contains(&58) && !q1.contains(&53));
+        assert_eq!(h.in_use(), 64);
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
         assert_eq!(h.waiter_mask(), 0b001);
         // A tag of queue 1's window: nobody else may use it, queue 0 keeps
@@ -1730,16 +1908,17 @@ mod tests {
         assert_eq!(h.waiter_mask(), 0b010);
         assert_eq!(h.get(&qs[0], &hint, 0), Ok(q0[3]));
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
-        // A shared tag: every waiter may use it.
-        assert_eq!(h.put(&qs[1], q1[20]), 0b011);
-        assert_eq!(h.waiter_mask(), 0);
-        // Queue 2's window tag with queue 2 not waiting: nobody to wake.
-        let t2 = h.get(&qs[2], &hint, 0).unwrap();
-        assert!(w[2].contains(&t2));
-        assert_eq!(h.get(&qs[0], &hint, 0), Ok(q1[20]));
+        // A shared tag goes to the queues whose slice holds it: 53 to
+        // queues 0 and 1, 50 to queue 0 alone.
+        assert_eq!(h.put(&qs[0], 53), 0b011);
+        assert_eq!(h.get(&qs[1], &hint, 0), Ok(53));
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
-        assert_eq!(h.put(&qs[2], t2), 0);
-        assert_eq!(h.waiter_mask(), 0b001);
+        assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
+        assert_eq!(h.put(&qs[0], 50), 0b001);
+        assert_eq!(h.waiter_mask(), 0b010);
+        // Queue 2's window tag with queue 2 not waiting: nobody to wake.
+        assert_eq!(h.put(&qs[2], q2[0]), 0);
+        assert_eq!(h.waiter_mask(), 0b010);
     }
 
     #[test]
@@ -1829,7 +2008,7 @@ mod tests {
     }
 
     #[test]
-    fn lend_moves_tags_to_busiest_queue() {
+    fn lend_moves_tags_to_the_refused_queue() {
         let h = HostTags::new(64, Policy::Lend).unwrap();
         let q0 = QueueTags::new(0);
         let q1 = QueueTags::new(1);
@@ -1867,6 +2046,73 @@ mod tests {
         h.put(&q0, t);
         for t in held {
             h.put(&q1, t);
+        }
+        assert_eq!(h.in_use(), 0);
+    }
+
+    /// Queues refused alike share alike: neither is lent the other's tags
+    /// (the old "busiest" rule lent the first of them all but the other's
+    /// reserve, tick after tick); a queue not refused lends to them.
+    #[test]
+    fn lend_splits_between_the_refused_queues() {
+        let h = HostTags::new(64, Policy::Lend).unwrap();
+        let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
+        let hint = AtomicU32::new(0);
+        let mut held: Vec<Vec<u32>> = qs.iter().map(|q| take(&h, q, 1, 0)).collect();
+        h.tick(&qs, 1);
+        h.tick(&qs, 2);
+        assert_eq!(
+            qs.iter().map(|q| h.limit(q, 2)).collect::<Vec<_>>(),
+            [22; 3]
+        );
+        for round in 0..8 {
+            // Queues 0 and 1 fill their limits and are refused, queue 2 is
+            // not (it holds its one tag).
+            for (q, mine) in qs.iter().zip(&mut held).take(2) {
+                while let Ok(t) = h.get(q, &hint, 3) {
+                    mine.push(t);
+                }
+            }
+            h.tick(&qs, 3);
+            let limits: Vec<u32> = qs.iter().map(|q| h.limit(q, 3)).collect();
+            // Queue 2 lends 5 a tick down to its reserve; queues 0 and 1
+            // split the rest, ceil((64 - lent) / 2).
+            let lent = 22u32.saturating_sub(5 * (round + 1)).max(LEND_RESERVE);
+            assert_eq!(
+                limits,
+                [(64 - lent).div_ceil(2), (64 - lent).div_ceil(2), lent],
+                "round {round}"
+            );
+            // Give back what is over the new limits.
+            for (q, mine) in qs.iter().zip(&mut held) {
+                while q.in_flight() > h.limit(q, 3) {
+                    h.put(q, mine.pop().unwrap());
+                }
+            }
+        }
+        assert_eq!(h.limit(&qs[0], 4), 30);
+        // Queue 1 stops asking: queue 0 alone is refused and lent queue
+        // 1's tags, stepwise.
+        for (q, mine) in qs.iter().zip(&mut held).skip(1) {
+            while mine.len() > 1 {
+                h.put(q, mine.pop().unwrap());
+            }
+        }
+        let mut expected_q1 = 30u32;
+        for round in 0..8 {
+            while let Ok(t) = h.get(&qs[0], &hint, 5) {
+                held[0].push(t);
+            }
+            h.tick(&qs, 5);
+            expected_q1 = expected_q1.saturating_sub(5).max(LEND_RESERVE);
+            assert_eq!(h.limit(&qs[1], 5), expected_q1, "round {round}");
+            assert_eq!(h.limit(&qs[0], 5), 64 - expected_q1 - LEND_RESERVE);
+        }
+        assert_eq!(h.limit(&qs[0], 6), 56);
+        for (q, mine) in qs.iter().zip(held) {
+            for t in mine {
+                h.put(q, t);
+            }
         }
         assert_eq!(h.in_use(), 0);
     }
@@ -1911,7 +2157,8 @@ mod tests {
         assert_fresh(&h);
 
         // Borrow: contention starts with a refusal below the fair share
-        // and ends with the drain of the starved queue.
+        // and, without an expiry, ends with the drain of the starved queue.
+        h.set_borrow_expiry_ns(0);
         h.set_policy(Policy::Borrow);
         assert_eq!(h.limit_bound(), u32::MAX, "not contended");
         h.put(&q1, t1);
@@ -1930,7 +2177,8 @@ mod tests {
         assert_eq!(h.limit_bound(), 32, "expiry set, refusal recorded");
         assert!(!h.is_contended(106));
         assert_eq!(h.limit_bound(), u32::MAX, "window over");
-        // A new refusal in a window.
+        // A new refusal in a window; the starved queue's drain starts a
+        // window of its own at the first check (150).
         let t = h.get(&q0, &hint, 107).unwrap();
         assert_eq!(h.get(&q1, &hint, 110), Err(Refusal::Exhausted));
         h.put(&q0, t);
@@ -1939,7 +2187,8 @@ mod tests {
         assert_eq!(h.limit_bound(), 32, "in the window");
         assert!(h.is_contended(150));
         assert_eq!(h.limit_bound(), 32);
-        assert!(!h.is_contended(211));
+        assert!(h.is_contended(249));
+        assert!(!h.is_contended(250));
         assert_eq!(h.limit_bound(), u32::MAX, "window over");
         // A refusal recorded with an expiry of 0 does not count until an
         // expiry is set.

@@ -9,16 +9,19 @@
 //!   hold at most `max(ceil(D / A), 4)` tags (clamped to `D`); a single
 //!   active queue is unlimited ([`fair_share`]).
 //! * [`Policy::Borrow`] (Yu Kuai's first tag-borrowing series): no per-queue
-//!   limit while nobody fails to get a tag. Once any queue is refused, the
-//!   fair share applies for as long as the host is *contended*: while any
-//!   queue is starved (failed and has not since drained to zero in flight)
-//!   or `now < last_failure + borrow_expiry_ns`. With an expiry of 0 this is
-//!   the v1 behaviour "fair until the waiting queue goes idle".
+//!   limit while nobody fails to get a tag. Once a queue below its fair
+//!   share finds no free tag, the fair share applies for as long as the
+//!   host is *contended*: while any queue is starved (failed below its
+//!   share and has not since drained to zero in flight), and for
+//!   `borrow_expiry_ns` (default 5 ms) after a starved queue's last refusal
+//!   or its drain. With an expiry of 0 this is the v1 behaviour "fair until
+//!   the waiting queue drains" (see "Borrow's contention" in
+//!   [`super::host`]).
 //! * [`Policy::None`]: first come, first served: no per-queue limit.
 //! * [`Policy::Lend`] (Kuai's later version): the periodic host tick moves
-//!   tags stepwise from the other active queues to the busiest queue (the
-//!   one with most refusals since the previous tick) while keeping a reserve
-//!   of [`LEND_RESERVE`] tags for every other active queue; when nobody
+//!   tags stepwise from the active queues not refused since the previous
+//!   tick (the lenders, each keeping a reserve of [`LEND_RESERVE`] tags) to
+//!   those refused (the borrowers, who share them evenly); when nobody
 //!   fails, the limits drift back towards the fair share.
 //! * [`Policy::Window`] (after Keith Busch's RFC "sbitmap enforced fairness
 //!   for blk-mq"): every active queue owns a *window* of the bitmap, its
@@ -43,7 +46,7 @@ pub enum Policy {
     Fair,
     /// Unlimited until contention, then fair share until contention ends.
     Borrow,
-    /// Periodic stepwise lending to the busiest queue (see module docs).
+    /// Periodic stepwise lending to the refused queues (see module docs).
     Lend,
     /// A reserved window of the bitmap per active queue, plus a shared part
     /// (see [`super::window`]).

@@ -20,13 +20,39 @@
 //! tags) there are no windows and every tag is shared; so are they with
 //! `s = 100`, or before the first tick.
 //!
-//! A queue that owns window `k` allocates in its window first, then in the
-//! shared part, and nowhere else: its limit is `W + (D - PW)`, and no other
-//! queue can take a tag of its window. It is the *place* of a tag, not a
-//! count, that limits a queue: the bitmap is the only shared state an
-//! allocation writes (the queue's own `in_flight` is on its own line), as
-//! in the RFC, which adds no per-I/O shared atomic. A lone active queue owns
-//! `[0, R)` and the shared part: everything.
+//! A queue that owns window `k` allocates in its window first, then in its
+//! *slice* of the shared part (below), and nowhere else: its limit is
+//! `W + ceil(S / P)` with `S = D - PW` shared tags, and no other queue can
+//! take a tag of its window. A queue without a window (one that became
+//! active since the last tick) may use the whole shared part. It is the
+//! *place* of a tag, not a count, that limits a queue: the bitmap is the
+//! only shared state an allocation writes (the queue's own `in_flight` is
+//! on its own line), as in the RFC, which adds no per-I/O shared atomic. A
+//! lone active queue owns `[0, R)` and the whole shared part: everything.
+//!
+//! # Shared slices
+//!
+//! Window `k`'s slice is `ceil(S / P)` shared tags from
+//! `PW + floor(k S / P)` on (clipped to the depth): the slices cover the
+//! shared part in order, each overlapping the next by at most one tag
+//! (when `P` does not divide `S`), and every window has at least one
+//! shared tag when `S > 0` (several windows then share one).
+//!
+//! Why slices and not the whole shared part for everyone: two equally busy
+//! queues each fill their window and then compete for the shared part,
+//! and a shared part open to all goes to whoever asks first whenever a
+//! shared tag comes back. That is not a coin toss: rnull re-runs the woken
+//! devices in index order, so the device whose window is first keeps every
+//! shared tag it once took, and on Jens Axboe's QD32-against-QD32 case
+//! (32 tags, 10% shared: windows of 14, 4 shared) the split was 18 tags to
+//! 14, 0.78 of the bandwidth (issue #14; `tests/policy_sim.rs`
+//! reproduces it). A per-queue count of shared tags held would need `put`
+//! to look at the freed tag and keep a second counter for every policy;
+//! a slice keeps the policy one of places, and keeps the hand-off exact (a
+//! put wakes only the queues that can use a free tag). The cost: a busy
+//! queue next to an idle one that has a window does not get the idle
+//! one's slice (nor its window) until the tick retires it, which `fair`
+//! does not give either.
 //!
 //! # Who lays the windows out: the tick, only
 //!
@@ -47,9 +73,7 @@
 //! the shared part only, until the next tick (rnull ticks every 10 ms). This
 //! is why the default shared percentage is 10 and not 0: with 0, such a
 //! queue may have nothing to allocate from until then (and with few tags,
-//! no shared part at all); 10% leaves 90% of the depth reserved and keeps
-//! the bitmap in use while a queue with a window is idle but not yet
-//! deactivated. Depth and shared-percentage changes move the windows too:
+//! no shared part at all); 10% leaves 90% of the depth reserved. Depth and shared-percentage changes move the windows too:
 //! their caller hands the waiters back with
 //! [`HostTags::take_waiters`](super::host::HostTags::take_waiters), as after
 //! switching to `window` (which starts with every tag shared until the
@@ -60,15 +84,24 @@
 //! When a `put` finds waiters (its mask load after (P) is non-zero), it
 //! wakes, under `window`, the waiting queues that can allocate *now*:
 //!
-//! * if the shared part has a free tag, every waiter can: the whole mask is
-//!   taken (`swap(0)`), as under the other policies;
-//! * otherwise a waiting queue is woken if its window has a free tag: the
-//!   bits of those queues alone are taken (`fetch_and`), and the other
-//!   waiters keep theirs for a tag they can use.
+//! * without windows (every tag shared), if a tag is free, every waiter
+//!   can: the whole mask is taken (`swap(0)`), as under the other policies;
+//! * otherwise a waiting queue is woken if its window or its shared slice
+//!   has a free tag, and a waiting queue without a window if the shared
+//!   part has one: the bits of those queues alone are taken
+//!   (`fetch_and`), and the other waiters keep theirs for a tag they can
+//!   use.
+//!
+//! A bit stands for every queue whose index is equal modulo 64: the tick
+//! records the windows of each bit and, for the hand-off above, which
+//! bits belong to a queue without a window (every queue of the host is
+//! given to the tick, active or not; a bit is "without a window" when any
+//! of its queues is).
 //!
 //! So a tag freed in a queue's window goes to that queue if it waits, and
-//! to nobody else; the wake-up is passed on to the queues that can use a
-//! free tag, and only to them. A woken queue that still finds nothing
+//! to nobody else, and a tag of a slice to the queues of that slice and
+//! those without a window; the wake-up is passed on to the queues that can
+//! use a free tag, and only to them. A woken queue that still finds nothing
 //! (another queue took the tag first) fails its re-check, which sets its
 //! bit again before (W), and the put of the tag's taker passes the wake-up
 //! on. The RFC passes a wake-up on from the woken waiter itself, one
@@ -77,7 +110,8 @@
 //! re-check leaves it, and queues whose indexes are equal modulo 64 share
 //! it), so a shared tag's wake-up handed to a single queue could stop there
 //! while the tag is free and others wait: a free shared tag wakes every
-//! waiter. (A bit shared by several queues with windows wakes them all.)
+//! waiter that may use it. (A bit shared by several queues with windows
+//! wakes them all.)
 //!
 //! The put looks at the state after its free, not at the tag it freed: the
 //! tag is then not needed after the bitmap clear, which keeps `put`'s code
@@ -91,15 +125,19 @@
 //! The argument of [`super::host`] ("Why no wake-up is lost"), with the
 //! layout. A refused queue X set its bit, then ran (W), then read the
 //! layout (windows count, its slot, shared percentage, depth) and found
-//! every tag of its *region* (its window and the shared part) held. Each of
+//! every tag of its *region* (its window and its shared slice; without a
+//! window, the shared part) held. Each of
 //! those bits is cleared later by a `put` whose (P) follows (W) and whose
 //! mask load sees X's bit (or its hand-out by another put). After (P) that
 //! put reads the freed tag's word and sees the tag free (its own clear), or
 //! taken again by a later `get`, whose queue frees it later by a put that
 //! also follows (W) (the free comes after X's read of the bit in the
 //! word's modification order), for which the argument repeats. If the put
-//! reads the layout X read, the free tag is in X's window (it takes X's
-//! bit) or in the shared part (it takes every bit). If it reads another
+//! reads the layout X read, the free tag is in X's window or slice (it
+//! takes X's bit), or, X without a window, in the shared part (it takes
+//! the bits of the queues without a window, X's among them: the tick that
+//! laid this layout out saw X without a window, or X's bit has none). If
+//! it reads another
 //! layout, a layout change C lies between the two reads. C was made by the
 //! tick (or by a depth, shared percentage or policy change, whose caller
 //! takes the waiters in the same way): its writes, then fence (T), then
@@ -125,18 +163,21 @@
 //! the bitmap are ordered against the waiter mask by the fences (W), (P)
 //! and (T) of [`super::host`] as above, tag ownership by the bitmap's
 //! `Acquire`/`Release` pair, and the tick, the only writer of the windows
-//! count and the slots, is serialised by its caller.
+//! count, the slots, the windows of each bit and the bits without a
+//! window, is serialised by its caller.
 //!
 //! # Cost
 //!
 //! Under `window` the limit cache's bound is 0, so every `get` takes the
 //! out-of-line path, where it reads the layout (a division for `W`), then
-//! searches its window's words, then the shared part's: 215 to 240 x86-64
-//! instructions per get+put (one queue, 1 or 32 tags in flight, without or
-//! with its window; callgrind), against 56 for the fast path of the other
-//! policies in the same harness. A `put` that finds waiters reads the
-//! shared part's words, then the windows of the waiting queues (at most 16
-//! words each). The inline fast path of the other policies is unchanged,
+//! searches its window's words, then its slice's (two more divisions):
+//! 215 to 240 x86-64 instructions per get+put before the slices (one
+//! queue, 1 or 32 tags in flight, without or with its window; callgrind),
+//! against 56 for the fast path of the other policies in the same
+//! harness; a get that reaches its slice computes it, one that finds a tag
+//! in its window does not. A `put` that finds waiters reads, per waiting
+//! queue, its window's and its slice's words (at most 16 each), and the
+//! shared part's once if a queue without a window waits. The inline fast path of the other policies is unchanged,
 //! and so is `put` without waiters.
 //!
 use super::bitmap::TagBitmap;
@@ -211,16 +252,37 @@ impl Layout {
         }
     }
 
+    /// The shared tags a queue owning window `slot` may use (see "Shared
+    /// slices"): with `S` shared tags and `P` windows, `ceil(S / P)` of
+    /// them from the `floor(slot * S / P)`-th on, clipped to the depth.
+    /// A queue without a window (`None`, or a slot out of range) may use
+    /// the whole shared part.
+    pub fn shared_slice(&self, slot: Option<u32>) -> Range<u32> {
+        let shared = self.shared();
+        let Some(slot) = slot.filter(|&s| s < self.windows) else {
+            return shared;
+        };
+        let n = shared.end - shared.start;
+        // No overflow: slot < windows and n <= depth, in u64; the offset
+        // is below n. windows > 0: there is a window.
+        let offset = u64::from(slot) * u64::from(n) / u64::from(self.windows);
+        let lo = shared.start + u32::try_from(offset).unwrap_or(n);
+        let len = n.div_ceil(self.windows);
+        lo..lo.saturating_add(len).min(shared.end)
+    }
+
     /// How many tags a queue owning window `slot` (or none) may hold: its
-    /// window and the shared part.
+    /// window and its slice of the shared part (without a window: the
+    /// whole shared part).
     pub fn limit(&self, slot: Option<u32>) -> u32 {
         let window = if slot.is_some_and(|s| s < self.windows) {
             self.size
         } else {
             0
         };
-        // No overflow: the window and the shared part lie in 0..depth.
-        window + self.depth.saturating_sub(self.shared_start())
+        let shared = self.shared_slice(slot);
+        // No overflow: the window and the slice lie in 0..depth.
+        window + (shared.end - shared.start)
     }
 }
 
@@ -245,6 +307,10 @@ pub(super) struct Windows {
     /// that bit (bit `k`: window `k`; several when indexes are equal modulo
     /// 64).
     windows_of_bit: [AtomicU64; 64],
+    /// The waiter bits of the queues the tick saw without a window (they
+    /// may use the whole shared part): a bit both here and in
+    /// `windows_of_bit` is shared by queues with and without a window.
+    loose_bits: AtomicU64,
 }
 
 impl Windows {
@@ -254,6 +320,7 @@ impl Windows {
             shared_pct: AtomicU32::new(DEFAULT_SHARED_PCT),
             count: AtomicU32::new(0),
             windows_of_bit: core::array::from_fn(|_| AtomicU64::new(0)),
+            loose_bits: AtomicU64::new(0),
         }
     }
 
@@ -300,7 +367,8 @@ impl Windows {
     }
 
     /// Allocates a tag for the owner of window `slot` (or a queue without
-    /// one): in the window first, then in the shared part.
+    /// one): in the window first, then in its slice of the shared part
+    /// (without a window: the whole shared part).
     pub(super) fn get(
         &self,
         bitmap: &TagBitmap,
@@ -313,39 +381,61 @@ impl Windows {
                 return Some(tag);
             }
         }
-        let shared = layout.shared();
+        let shared = layout.shared_slice(slot);
         bitmap.get_in_range(shared.start, shared.end, hint)
     }
 
     /// Which of the waiters in `waiters` may allocate now, in the layout
-    /// over `depth` tags (see "Hand-off"): all if the shared part has a
-    /// free tag, else those whose window has one (for a bit shared by
-    /// several queues: one of their windows).
+    /// over `depth` tags (see "Hand-off"): without windows, all if the
+    /// shared part has a free tag; else a waiter whose window or shared
+    /// slice has one (for a bit shared by several queues: one of their
+    /// windows or slices), and a waiter without a window if the shared
+    /// part has one.
     pub(super) fn hand_off(&self, bitmap: &TagBitmap, depth: u32, waiters: u64) -> HandOff {
         let layout = self.layout(depth);
         let shared = layout.shared();
-        if bitmap.has_free_in_range(shared.start, shared.end) {
-            return HandOff::All;
+        let free = |r: Range<u32>| bitmap.has_free_in_range(r.start, r.end);
+        if layout.windows == 0 {
+            // Everything is shared.
+            return if free(shared) {
+                HandOff::All
+            } else {
+                HandOff::Only(0)
+            };
         }
+        // Relaxed: as the count in `layout` (read after (P), written by
+        // the tick before (T)).
+        let loose = self.loose_bits.load(Ordering::Relaxed);
+        // Whether the shared part has a free tag, looked at once, and only
+        // for a waiter without a window.
+        let mut shared_free = None;
         let mut wake = 0u64;
         let mut rest = waiters;
         while rest != 0 {
             let bit = rest.trailing_zeros();
             rest &= rest - 1;
-            // Relaxed: as the count in `layout` (read after (P), written by
-            // the tick before (T)). In range: bit < 64.
+            // Relaxed: as `loose`. In range: bit < 64.
             let mut windows = self
                 .windows_of_bit
                 .get(bit as usize)
                 .map_or(0, |w| w.load(Ordering::Relaxed));
+            if windows == 0 || loose & (1u64 << bit) != 0 {
+                // A queue without a window (or one the tick has not seen):
+                // the whole shared part is its.
+                if *shared_free.get_or_insert_with(|| free(shared.clone())) {
+                    wake |= 1u64 << bit;
+                    continue;
+                }
+            }
             while windows != 0 {
                 let slot = windows.trailing_zeros();
                 windows &= windows - 1;
-                if let Some(w) = layout.window(slot) {
-                    if bitmap.has_free_in_range(w.start, w.end) {
-                        wake |= 1u64 << bit;
-                        break;
-                    }
+                let Some(w) = layout.window(slot) else {
+                    continue;
+                };
+                if free(w) || free(layout.shared_slice(Some(slot))) {
+                    wake |= 1u64 << bit;
+                    break;
                 }
             }
         }
@@ -416,6 +506,17 @@ impl Windows {
                 changed = true;
             }
         }
+        // The bits of the queues left without a window (inactive ones
+        // included: one may be refused right now).
+        let loose = queues
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|q| q.window_slot.load(Ordering::Relaxed) >= count)
+            .fold(0u64, |m, q| m | q.waiter_bit());
+        if self.loose_bits.load(Ordering::Relaxed) != loose {
+            self.loose_bits.store(loose, Ordering::Relaxed);
+            changed = true;
+        }
         self.count.store(count, Ordering::Relaxed);
         let after = self.layout(depth);
         // Without windows before and after (too few tags), nobody reads the
@@ -440,16 +541,40 @@ mod tests {
         assert_eq!(l.window(1), Some(28..56));
         assert_eq!(l.window(2), None);
         assert_eq!(l.shared(), 56..63);
-        assert_eq!(l.limit(Some(1)), 35);
+        // Each window's slice of the shared part: ceil(7 / 2) = 4 tags,
+        // the second from floor(7 / 2) = 3 on (one tag in both).
+        assert_eq!(l.shared_slice(Some(0)), 56..60);
+        assert_eq!(l.shared_slice(Some(1)), 59..63);
+        assert_eq!(l.shared_slice(Some(2)), 56..63, "no such window");
+        assert_eq!(l.shared_slice(None), 56..63);
+        assert_eq!(l.limit(Some(1)), 32);
         assert_eq!(l.limit(None), 7);
         assert_eq!(l.slot_of(0), Some(0));
         assert_eq!(l.slot_of(27), Some(0));
         assert_eq!(l.slot_of(28), Some(1));
         assert_eq!(l.slot_of(56), None);
         assert_eq!(l.slot_of(1000), None);
+        // Axboe's 32 tags: 4 shared (3 and the leftover), 2 each.
+        let l = Layout::new(32, 10, 2);
+        assert_eq!((l.size, l.shared()), (14, 28..32));
+        assert_eq!(l.shared_slice(Some(0)), 28..30);
+        assert_eq!(l.shared_slice(Some(1)), 30..32);
+        assert_eq!(l.limit(Some(0)), 16);
+        assert_eq!(l.limit(Some(1)), 16);
+        // Three latencies' 12 tags: one shared tag each.
+        let l = Layout::new(12, 10, 3);
+        assert_eq!((l.size, l.shared()), (3, 9..12));
+        let slices: Vec<Range<u32>> = (0..3).map(|s| l.shared_slice(Some(s))).collect();
+        assert_eq!(slices, [9..10, 10..11, 11..12]);
+        // Fewer shared tags than windows: one each, several sharing one.
+        let l = Layout::new(13, 10, 5);
+        assert_eq!((l.size, l.shared()), (2, 10..13));
+        let slices: Vec<Range<u32>> = (0..5).map(|s| l.shared_slice(Some(s))).collect();
+        assert_eq!(slices, [10..11, 10..11, 11..12, 11..12, 12..13]);
         // A lone queue: its window and the shared part are everything.
         let l = Layout::new(64, 10, 1);
         assert_eq!((l.window(0), l.shared()), (Some(0..58), 58..64));
+        assert_eq!(l.shared_slice(Some(0)), 58..64);
         assert_eq!(l.limit(Some(0)), 64);
         // No windows (before the first tick, everything shared, or more
         // windows than reserved tags).
@@ -459,6 +584,7 @@ mod tests {
             Layout::new(4, 0, 5),
         ] {
             assert_eq!((l.windows, l.size, l.shared()), (0, 0, 0..l.depth));
+            assert_eq!(l.shared_slice(Some(0)), 0..l.depth);
             assert_eq!(l.limit(Some(0)), l.depth);
             assert_eq!(l.slot_of(0), None);
         }
@@ -491,7 +617,26 @@ mod tests {
                         // The leftover of the division is less than a
                         // window per window.
                         assert!((l.shared().len() as u32) < shared + windows);
-                        assert_eq!(l.limit(Some(0)), l.size + l.shared().len() as u32);
+                        // The slices cover the shared part, in order, each
+                        // ceil(S / P) tags but where the depth clips the
+                        // last ones, overlapping by at most one tag.
+                        let s = l.shared().len() as u32;
+                        let mut covered = l.shared().start;
+                        for k in 0..l.windows {
+                            let r = l.shared_slice(Some(k));
+                            assert!(r.start >= l.shared().start && r.end <= depth);
+                            assert!(r.start <= covered, "gap before slice {k}");
+                            assert!(
+                                covered <= r.start + 1 || s == 0,
+                                "slice {k} overlaps by more than one"
+                            );
+                            assert!(r.len() as u32 == s.div_ceil(l.windows) || r.end == depth);
+                            covered = covered.max(r.end);
+                            assert_eq!(l.limit(Some(k)), l.size + r.len() as u32);
+                        }
+                        assert_eq!(covered, depth, "shared tags in no slice");
+                        assert_eq!(l.shared_slice(None), l.shared());
+                        assert_eq!(l.limit(None), s);
                     }
                 }
             }
@@ -606,34 +751,61 @@ mod tests {
     fn hand_off_wakes_the_waiters_that_may_allocate() {
         let w = Windows::new();
         w.set_shared_pct(25);
-        let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
+        let qs: Vec<QueueTags> = (0..4).map(QueueTags::new).collect();
         activate(&qs, &[0, 1, 2]);
         assert!(w.tick(&qs, 64, 0));
-        // 64 tags: windows of 16, shared part 48..64. Everything held.
+        // 64 tags: windows of 16, shared part 48..64 in slices of 6:
+        // 48..54, 53..59, 58..64. Queue 3 has no window. Everything held.
+        let l = w.layout(64);
+        assert_eq!(l.shared_slice(Some(1)), 53..59);
+        assert_eq!(l.shared_slice(Some(2)), 58..64);
         let map = TagBitmap::new(64).unwrap();
         let hint = AtomicU32::new(0);
         let all: Vec<u32> = (0..64).map(|_| map.get(&hint).unwrap()).collect();
         assert_eq!(all.len(), 64);
-        assert_eq!(w.hand_off(&map, 64, 0b111), HandOff::Only(0));
+        assert_eq!(w.hand_off(&map, 64, 0b1111), HandOff::Only(0));
         // A tag of window 1 wakes its queue only, if it waits.
         assert!(map.put(20));
-        assert_eq!(w.hand_off(&map, 64, 0b111), HandOff::Only(0b010));
-        assert_eq!(w.hand_off(&map, 64, 0b101), HandOff::Only(0));
-        // A shared tag wakes everyone.
+        assert_eq!(w.hand_off(&map, 64, 0b1111), HandOff::Only(0b0010));
+        assert_eq!(w.hand_off(&map, 64, 0b1101), HandOff::Only(0));
+        assert_eq!(map.get_in_range(16, 32, &hint), Some(20));
+        // A tag of window 0's slice alone: queue 0, and queue 3, which
+        // may use the whole shared part.
         assert!(map.put(50));
-        assert_eq!(w.hand_off(&map, 64, 0b101), HandOff::All);
-        // Queues 1 and 65 share bit 1: both windows count for it.
+        assert_eq!(w.hand_off(&map, 64, 0b1111), HandOff::Only(0b1001));
+        assert_eq!(w.hand_off(&map, 64, 0b0110), HandOff::Only(0));
+        assert_eq!(map.get_in_range(48, 64, &hint), Some(50));
+        // A tag in two slices wakes both owners.
+        assert!(map.put(53));
+        assert_eq!(w.hand_off(&map, 64, 0b0111), HandOff::Only(0b0011));
+        // Without windows every tag is shared: a free one wakes everyone.
+        w.reset();
+        assert_eq!(w.hand_off(&map, 64, 0b0110), HandOff::All);
+        assert_eq!(map.get_in_range(48, 64, &hint), Some(53));
+        assert_eq!(w.hand_off(&map, 64, 0b0110), HandOff::Only(0));
+        // Queues 1 and 65 share bit 1: both windows (and both slices)
+        // count for it.
         let qs: Vec<QueueTags> = [0, 1, 65].into_iter().map(QueueTags::new).collect();
         activate(&qs, &[0, 1, 2]);
         assert!(w.tick(&qs, 64, 0));
         assert_eq!(bits(&w), [(0, 0b1), (1, 0b110)]);
-        assert!(map.get_in_range(48, 64, &hint).is_some());
-        // Tag 20 (window 1) is free.
+        assert!(map.put(20));
         assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10));
         assert_eq!(map.get_in_range(16, 32, &hint), Some(20));
         assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0));
         assert!(map.put(40));
         assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10), "window 2");
+        assert_eq!(map.get_in_range(32, 48, &hint), Some(40));
+        assert!(map.put(60));
+        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10), "slice 2");
+        assert_eq!(map.get_in_range(48, 64, &hint), Some(60));
+        // Queue 65 without a window: bit 1 may use the whole shared part.
+        activate(&qs, &[0, 1]);
+        assert!(w.tick(&qs, 64, 0));
+        assert_eq!(bits(&w), [(0, 0b1), (1, 0b10)]);
+        assert_eq!(w.layout(64).shared_slice(Some(0)), 48..56);
+        assert!(map.put(50));
+        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b11));
     }
 
     #[test]

@@ -31,14 +31,13 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The tags `q` may allocate under `window` now: its window, then the
-/// shared part.
+/// The tags `q` may allocate under `window` now: its window, then its
+/// slice of the shared part (without a window: the whole shared part).
 fn region(h: &HostTags, q: &QueueTags) -> Vec<u32> {
-    let layout = h.window_layout();
     h.window(q)
         .into_iter()
         .flatten()
-        .chain(layout.shared())
+        .chain(h.shared_slice(q))
         .collect()
 }
 
@@ -326,11 +325,12 @@ fn windows_of(
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// `window`: every tag a queue gets is in its window or the shared
-    /// part, so that, since the windows last moved, no queue holds more
-    /// than its window and the shared part while others are active; a
-    /// refusal means that part is full; the tick gives every active (or
-    /// waiting) queue a window of its own; a put wakes exactly the waiting queues that may
+    /// `window`: every tag a queue gets is in its window or its slice of the
+    /// shared part (without a window: anywhere in the shared part), so
+    /// that, since the windows last moved, no queue holds more than its
+    /// window and its slice while others are active; a refusal means that
+    /// part is full; the tick gives every active (or waiting) queue a
+    /// window of its own; a put wakes exactly the waiting queues that may
     /// allocate, and the tick hands every waiter back when windows move.
     #[test]
     fn window_model(depth in 1u32..=64, pct in 0u32..=100, n in 1usize..=4, ops in prop::collection::vec(window_op(), 1..300)) {
