@@ -22,6 +22,8 @@ pub mod policy;
 pub mod queue;
 #[path = "../rtags/src/segcache.rs"]
 pub mod segcache;
+#[path = "../rtags/src/seek.rs"]
+pub mod seek;
 #[path = "../rtags/src/slice.rs"]
 pub mod slice;
 #[path = "../rtags/src/sync.rs"]
