@@ -20,10 +20,10 @@ pub mod link;
 pub mod policy;
 #[path = "../rtags/src/queue.rs"]
 pub mod queue;
-#[path = "../rtags/src/segcache.rs"]
-pub mod segcache;
 #[path = "../rtags/src/seek.rs"]
 pub mod seek;
+#[path = "../rtags/src/segcache.rs"]
+pub mod segcache;
 #[path = "../rtags/src/slice.rs"]
 pub mod slice;
 #[path = "../rtags/src/sync.rs"]
