@@ -20,6 +20,8 @@ pub mod link;
 pub mod policy;
 #[path = "../rtags/src/queue.rs"]
 pub mod queue;
+#[path = "../rtags/src/seek.rs"]
+pub mod seek;
 #[path = "../rtags/src/segcache.rs"]
 pub mod segcache;
 #[path = "../rtags/src/slice.rs"]

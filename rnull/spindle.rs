@@ -19,7 +19,10 @@
 //!   is idle, one software queue for the slice, extended up to 3x while it
 //!   keeps being served, waiting for its next request while the slice
 //!   lasts, then the next one round robin; only that queue's requests are
-//!   offered. The slice clock starts when the queue's first request
+//!   offered. Software queues whose requests are mostly seeks share their
+//!   slices (rtags' seek history, CFQ's rule): their requests go to the
+//!   drive together, as without slices, and none is waited for. The
+//!   slice clock starts when the queue's first request
 //!   completes (`time_slice_start=completion`, CFQ's rule, the default),
 //!   so a seek longer than the slice does not use it up, or at selection
 //!   (`time_slice_start=selection`, Herrmann's RFC).
@@ -106,8 +109,10 @@ struct Dispatch<T: Operations> {
     /// Bit `i` set when slot `i` has staged requests.
     pending: u64,
     sched: SliceSched,
-    /// The slot whose requests the drive is offered (slices only).
-    active: Option<u32>,
+    /// Bit `i` set when the drive is offered slot `i`'s requests: every
+    /// slot without slices; with them the active slot's, or the seeky
+    /// slots' while they share the slice.
+    offer: u64,
     /// When the slice scheduler wants to choose again (a wait for the
     /// active slot's next request).
     wake_ns: Option<u64>,
@@ -129,7 +134,7 @@ where
             owners: [0; SLOTS],
             pending: 0,
             sched,
-            active: None,
+            offer: u64::MAX,
             wake_ns: None,
             serving: [None, None],
             disk,
@@ -152,9 +157,8 @@ where
     /// Offers the drive the staged requests it may have and starts what it
     /// picks, until it picks none or has [`IN_SERVICE`] requests.
     fn feed(&mut self, now: u64) {
-        // The active slot's requests, or all of them.
-        let active = self.active;
-        let offer = |d: &T::RequestData| active.map_or(true, |s| d.slot() == s);
+        let mask = self.offer;
+        let offer = |d: &T::RequestData| mask & 1u64.wrapping_shl(d.slot()) != 0;
         while let Some(free) = self.serving.iter().position(Option::is_none) {
             let offered = self
                 .staged
@@ -261,6 +265,10 @@ where
         let now = now_ns();
         let slot = st.slot_of(sw_queue);
         rq.data().set_arrival(slot as u32, now);
+        let info = rq.info();
+        // Kept with slices off too, for when they are turned on.
+        st.sched
+            .arrived(slot as u32, info.sector, u64::from(info.bytes >> 9));
         st.staged.push_back(rq);
         if let Some(n) = st.counts.get_mut(slot) {
             *n += 1;
@@ -279,14 +287,18 @@ where
             // Wait for the active queue's next request while its slice lasts.
             st.sched.set_idle_ns(slice);
         }
+        let shared = st.sched.is_shared();
         if !st.sched.is_enabled() {
-            st.active = None;
+            st.offer = u64::MAX;
             st.wake_ns = None;
-        } else if st.idle() {
+        } else if st.idle() || shared {
+            // A shared slice is chosen again while the drive works, so
+            // that it can end.
             st.wake_ns = None;
-            st.active = None;
+            st.offer = 0;
             match st.sched.pick(now, st.pending) {
-                Pick::Serve(s) => st.active = Some(s),
+                Pick::Serve(s) => st.offer = 1u64.wrapping_shl(s),
+                Pick::ServeSeeky => st.offer = st.sched.seeky_mask(),
                 Pick::Wait { until_ns } => st.wake_ns = Some(until_ns),
                 Pick::Idle => {}
             }
@@ -294,8 +306,10 @@ where
         // With slices the scheduler chooses only while the drive is idle,
         // and what the active queue sends while the drive works waits for
         // it: a slice's service is its queue's alone, and the drive's queue
-        // holds nothing the next queue would have to wait behind.
-        if !st.sched.is_enabled() || (st.active.is_some() && st.idle()) {
+        // holds nothing the next queue would have to wait behind. Seeky
+        // queues sharing a slice feed the drive as without slices: its
+        // queue reorders them.
+        if !st.sched.is_enabled() || st.sched.is_shared() || (st.offer != 0 && st.idle()) {
             st.feed(now);
         }
         if let Some(at) = st.next_event() {

@@ -1,10 +1,15 @@
 #!/bin/sh
 # Runs every selftest in this directory (NNN-name.sh, in order) and reports
 # in TAP 13, as kselftest's runner does. Exit status: 0 if none failed.
-# RNULL_TESTS may name a subset (space-separated file names).
+# RNULL_TESTS may name a subset (space-separated file names or numbers).
 cd "$(dirname "$0")" || exit 1
 
-tests=${RNULL_TESTS:-$(ls [0-9][0-9][0-9]-*.sh)}
+tests=""
+# A name may be given by its number alone (RNULL_TESTS="060 061").
+for t in ${RNULL_TESTS:-$(ls [0-9][0-9][0-9]-*.sh)}; do
+	[ -e "$t" ] || t=$(ls "$t"-*.sh 2>/dev/null || echo "$t")
+	tests="$tests $t"
+done
 total=$(echo "$tests" | wc -w)
 echo "TAP version 13"
 echo "1..$total"

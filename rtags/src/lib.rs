@@ -14,6 +14,7 @@
 //! * [`host`]: the host-wide budget shared by all queues.
 //! * [`link`]: a link of limited bandwidth requests queue behind.
 //! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
+//! * [`seek`]: which software queues seek (the slice scheduler's seek history).
 //! * [`disk`]: a modelled rotational disk with a segmented read cache and
 //!   a command queue (NCQ).
 //! * [`segcache`]: the segments of the disk's read cache.
@@ -29,6 +30,7 @@ pub mod host;
 pub mod link;
 pub mod policy;
 pub mod queue;
+pub mod seek;
 pub mod segcache;
 pub mod slice;
 pub mod sync;

@@ -34,6 +34,17 @@
 //! request). This keeps the locality of a sequential reader on a
 //! rotational disk. `idle_ns == 0` switches as soon as the ctx is empty.
 //!
+//! **Seeky ctxs share** (CFQ's "sync-noidle" service tree): a ctx whose
+//! recent requests are mostly seeks ([`super::seek`]) gains nothing from
+//! having the disk to itself, and loses what the drive's command queue
+//! would gain by choosing the nearest of several ctxs' requests. When the
+//! round robin comes to a seeky ctx, the slice goes to every seeky ctx
+//! together ([`Pick::ServeSeeky`]): the driver dispatches all their
+//! requests, as without slices, for one slice (extended as above), and
+//! does not wait for any of them when they run empty. An active ctx that
+//! turns seeky is not waited for either. Callers report each request with
+//! [`SliceSched::arrived`].
+//!
 //! The scheduler is single threaded: the driver protects each instance with
 //! a lock (rnull: its spindle's `IrqSpinLock`). Time is passed in by the caller.
 
@@ -43,11 +54,18 @@ pub const MAX_CTX: u32 = 64;
 /// Maximum number of extensions: a slice lasts at most 3x its initial value.
 pub const MAX_EXTENSIONS: u32 = 2;
 
+use super::seek::Seeks;
+
 /// Decision returned by [`SliceSched::pick`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
     /// Dispatch (one or more) requests of this ctx.
     Serve(u32),
+    /// Dispatch the requests of every seeky ctx ([`SliceSched::seeky_mask`],
+    /// read when dispatching), in any order: the drive's queue reorders
+    /// them. Call `pick` again when a request completes, even if others
+    /// are still in the drive, so that the slice can end.
+    ServeSeeky,
     /// Dispatch nothing now; call `pick` again at `until_ns` (or earlier
     /// when new requests arrive).
     Wait {
@@ -76,6 +94,11 @@ pub struct SliceSched {
     idle_ns: u64,
     start: SliceStart,
     active: Option<u32>,
+    /// The slice belongs to every seeky ctx (`active` is the one the round
+    /// robin came to).
+    shared: bool,
+    /// Every ctx's seek history.
+    seeks: Seeks,
     /// Whether the active ctx's slice clock runs (see [`SliceStart`]).
     started: bool,
     slice_start_ns: u64,
@@ -135,6 +158,7 @@ impl SliceSched {
         self.slice_ns = ns;
         if ns == 0 {
             self.active = None;
+            self.shared = false;
         } else if self.active.is_some() && self.started {
             self.slice_end_ns = self
                 .slice_end_ns
@@ -155,6 +179,23 @@ impl SliceSched {
     /// The ctx owning the current slice, if any.
     pub fn active_ctx(&self) -> Option<u32> {
         self.active
+    }
+
+    /// Records a request of `ctx` for `sectors` sectors at `sector` (for
+    /// its seek history), when it arrives.
+    pub fn arrived(&mut self, ctx: u32, sector: u64, sectors: u64) {
+        self.seeks.note(ctx, sector, sectors);
+    }
+
+    /// Bit `i` set when ctx `i` is seeky: the ctxs [`Pick::ServeSeeky`]
+    /// serves.
+    pub fn seeky_mask(&self) -> u64 {
+        self.seeks.mask()
+    }
+
+    /// Whether the current slice belongs to the seeky ctxs together.
+    pub fn is_shared(&self) -> bool {
+        self.active.is_some() && self.shared
     }
 
     /// End of the current slice (including extensions so far), if there
@@ -191,14 +232,22 @@ impl SliceSched {
                 }
             }
             if self.active.is_some() {
-                if pending_mask & 1u64.wrapping_shl(cur) != 0 {
+                let seeky = self.seeks.mask();
+                if self.shared {
+                    if pending_mask & seeky != 0 {
+                        return Pick::ServeSeeky;
+                    }
+                } else if pending_mask & 1u64.wrapping_shl(cur) != 0 {
                     return Pick::Serve(cur);
                 }
                 if pending_mask == 0 {
                     // Nothing to serve anyway: keep the slice.
                     return Pick::Idle;
                 }
-                if self.idle_ns != 0 {
+                // Anticipation is for a ctx whose next request is near the
+                // head: not for seeky ones.
+                let near = !self.shared && seeky & 1u64.wrapping_shl(cur) == 0;
+                if near && self.idle_ns != 0 {
                     if let Some(last) = self.last_service_ns {
                         let until = last.saturating_add(self.idle_ns).min(self.slice_end_ns);
                         if now_ns < until {
@@ -212,8 +261,17 @@ impl SliceSched {
         if pending_mask == 0 {
             return Pick::Idle;
         }
-        let next = next_after(self.last_ctx, pending_mask);
+        // After a shared slice every seeky ctx has had its turn: the next
+        // slice goes to a ctx that is not seeky, if one is pending.
+        let others = pending_mask & !self.seeks.mask();
+        let candidates = if self.shared && others != 0 {
+            others
+        } else {
+            pending_mask
+        };
+        let next = next_after(self.last_ctx, candidates);
         self.active = Some(next);
+        self.shared = self.seeks.mask() & 1u64.wrapping_shl(next) != 0;
         self.last_ctx = next;
         match self.start {
             SliceStart::Selection => self.start_clock(now_ns),
@@ -226,7 +284,11 @@ impl SliceSched {
         self.extensions = 0;
         self.serviced_in_period = false;
         self.last_service_ns = None;
-        Pick::Serve(next)
+        if self.shared {
+            Pick::ServeSeeky
+        } else {
+            Pick::Serve(next)
+        }
     }
 
     /// Starts the active ctx's slice clock at `now_ns`.
@@ -238,13 +300,19 @@ impl SliceSched {
 
     /// Reports that a request of `ctx` was serviced (completed) at `now_ns`.
     ///
-    /// Only service of the active ctx counts (for extension and
+    /// Only service of the active ctx (of a seeky ctx, when the slice is
+    /// shared) counts (for extension and
     /// anticipation); other calls are ignored. With
     /// [`SliceStart::FirstCompletion`] the first such report starts the
     /// slice clock and does not count towards an extension: it ends the
     /// switch, not a period of the slice.
     pub fn serviced(&mut self, ctx: u32, now_ns: u64) {
-        if self.active != Some(ctx) {
+        let ours = if self.shared {
+            self.active.is_some() && self.seeks.mask() & 1u64.wrapping_shl(ctx) != 0
+        } else {
+            self.active == Some(ctx)
+        };
+        if !ours {
             return;
         }
         if self.started {
@@ -513,5 +581,68 @@ mod tests {
         // Re-enabling starts fresh.
         s.set_slice_ns(S);
         assert_eq!(s.pick(1000, 0b11), Pick::Serve(1));
+    }
+
+    /// Makes `ctx` seeky: five requests far apart.
+    fn make_seeky(s: &mut SliceSched, ctx: u32) {
+        for i in 1..=5u64 {
+            s.arrived(ctx, i * 1_000_000, 8);
+        }
+        assert_ne!(s.seeky_mask() & 1 << ctx, 0);
+    }
+
+    #[test]
+    fn seeky_ctxs_share_a_slice_in_the_round_robin() {
+        let mut s = enabled(S, S);
+        make_seeky(&mut s, 1);
+        make_seeky(&mut s, 2);
+        assert_eq!(s.pick(0, 0b111), Pick::Serve(0));
+        // ctx 0's slice ends; the round robin comes to ctx 1, seeky: the
+        // slice is every seeky ctx's.
+        assert_eq!(s.pick(S, 0b111), Pick::ServeSeeky);
+        assert!(s.is_shared());
+        // Service of any seeky ctx counts for the extension.
+        s.serviced(2, S + 10);
+        assert_eq!(s.pick(2 * S, 0b111), Pick::ServeSeeky);
+        assert_eq!(s.slice_end_ns(), Some(3 * S));
+        // Expired: ctx 2 had its turn in the shared slice; ctx 0 is next.
+        assert_eq!(s.pick(3 * S, 0b111), Pick::Serve(0));
+        assert!(!s.is_shared());
+        assert_eq!(s.pick(4 * S, 0b111), Pick::ServeSeeky);
+        // Only seeky ctxs pending: the shared slice follows itself.
+        assert_eq!(s.pick(5 * S, 0b110), Pick::ServeSeeky);
+    }
+
+    #[test]
+    fn a_shared_slice_is_not_waited_for() {
+        let mut s = enabled(S, S);
+        make_seeky(&mut s, 1);
+        assert_eq!(s.pick(0, 0b10), Pick::ServeSeeky);
+        s.serviced(1, 10);
+        // The seeky ctxs ran empty: ctx 0 at once, no anticipation.
+        assert_eq!(s.pick(11, 0b01), Pick::Serve(0));
+    }
+
+    #[test]
+    fn an_active_ctx_that_turns_seeky_is_not_waited_for() {
+        let mut s = enabled(S, S);
+        assert_eq!(s.pick(0, 0b01), Pick::Serve(0));
+        s.serviced(0, 10);
+        // Sequential: waited for.
+        assert_eq!(s.pick(11, 0b10), Pick::Wait { until_ns: 100 });
+        make_seeky(&mut s, 0);
+        assert_eq!(s.pick(12, 0b10), Pick::Serve(1));
+    }
+
+    #[test]
+    fn sequential_ctxs_never_share() {
+        let mut s = enabled(S, 0);
+        for i in 0..40u64 {
+            s.arrived(0, i * 8, 8);
+            s.arrived(1, 1 << 30 | i * 8, 8);
+        }
+        assert_eq!(s.seeky_mask(), 0);
+        assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
+        assert_eq!(s.pick(S, 0b11), Pick::Serve(1));
     }
 }

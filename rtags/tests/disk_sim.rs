@@ -109,16 +109,19 @@ fn a_random_read_costs_a_seek_and_half_a_revolution() {
 }
 
 #[test]
-fn ncq_reorders_random_reads_but_slices_hide_the_queue_from_it() {
+fn ncq_reorders_random_reads_and_seeky_ctxs_keep_it_under_slices() {
     let one = iops(Pattern::RandRead, 1, 0);
     let eight = iops(Pattern::RandRead, 8, 0);
     assert!(pct(eight, one) >= 125, "NCQ: 8 jobs {eight} vs one {one}");
-    // With a slice only the active ctx's request is in the drive.
-    let sliced = iops(Pattern::RandRead, 8, 250);
-    assert!(
-        pct(sliced, one) <= 105,
-        "250 us: 8 jobs {sliced} vs one {one}"
-    );
+    // Seeky ctxs share their slices: the drive still sees every job's
+    // request and picks the nearest (the issue: a loss of 3% at most).
+    for slice in SLICES_US {
+        let sliced = iops(Pattern::RandRead, 8, slice);
+        assert!(
+            sliced * 100 >= eight * 97,
+            "{slice} us: 8 jobs {sliced} vs {eight} without slices"
+        );
+    }
 }
 
 #[test]

@@ -90,6 +90,9 @@ impl Sim {
                             None
                         }
                         Pick::Idle => None,
+                        // No positions are reported (`arrived`): no ctx is
+                        // seeky.
+                        Pick::ServeSeeky => unreachable!("no ctx is seeky"),
                     }
                 };
                 if let Some(j) = choice {

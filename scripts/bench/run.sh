@@ -9,7 +9,8 @@
 # SLICE_CPUS (vCPUs of the slices scenario, default 8: a job per vCPU), MEM,
 # ROUNDS (virtual 2, wall 5), RUNTIME (seconds per fio run: virtual 2, wall
 # 5), SCENARIOS (default: all), POLICIES_SUBS (sub-scenarios of `policies`,
-# default: all).
+# default: all), SLICE_WORKLOADS (the slice table's workloads, default
+# "read write randread").
 # Output: bench/results/<time>/{raw/c<cpus>/,summary.*,report.md,*.png};
 # raw/ stays out of git.
 set -euo pipefail
@@ -68,7 +69,8 @@ main() {
 			--env "FAIR_COMPLETION_NS=$fair_ns" --env "SLICES_US=${SLICES_US:-}" \
 			--env "SLICE_START=${SLICE_START:-completion}" \
 			--env "SLICE_SCHEDS=${SLICE_SCHEDS-mq-deadline kyber bfq bfq-idle0 bfq-lowlat0}" \
-			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" --env "POLICIES_SUBS=${POLICIES_SUBS:-}" |
+			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" --env "POLICIES_SUBS=${POLICIES_SUBS:-}" \
+			--env "SLICE_WORKLOADS=${SLICE_WORKLOADS:-}" |
 			grep --line-buffered '^bench:' || true
 		mkdir -p "$out/raw/c$n"
 		tr -d '\r' <out/logs/latest/serial.log | sed -n '/^RNULL-RESULTS-BEGIN$/,/^RNULL-RESULTS-END$/p' |
@@ -93,7 +95,7 @@ main() {
 	  "runtime_s": $runtime,
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
 	  "host": "$host",
-	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}",
+	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}",
 	  "wall_seconds": $wall,
 	  "scenarios": {
 	    "peak": {"title": "Peak matrix: 4k random, io_uring, gtod_reduce, one hardware queue of depth 256 per vCPU, numjobs = vCPUs"},

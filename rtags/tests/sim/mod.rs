@@ -180,10 +180,13 @@ impl Sim {
             if warm.is_none() && now >= self.warmup_ns {
                 warm = Some(disk.stats());
             }
-            for job in jobs.iter_mut() {
+            for (i, job) in jobs.iter_mut().enumerate() {
                 if job.arrival.is_some_and(|t| t <= now) {
                     let t = job.arrival.take().unwrap_or(now);
-                    job.queued = Some(job.command(capacity, t));
+                    let cmd = job.command(capacity, t);
+                    // As the spindle: kept with slices off too.
+                    sched.arrived(i as u32, cmd.sector, BS_SECTORS);
+                    job.queued = Some(cmd);
                 }
             }
             serving.retain(|&(j, cmd, done)| {
@@ -204,19 +207,21 @@ impl Sim {
             if wake_at.is_some_and(|t| t <= now) {
                 wake_at = None;
             }
-            // Which ctx may send the drive requests: all of them (arrival
-            // order into the drive's queue), or, with slices, the one the
-            // scheduler picks when the drive is idle (as the spindle does).
+            // Which ctxs may send the drive requests (a mask): all of them
+            // (arrival order into the drive's queue), or, with slices, what
+            // the scheduler picks when the drive is idle or the seeky ctxs
+            // share the slice (as the spindle does).
             let allowed = if !sched.is_enabled() {
-                Some(None)
-            } else if serving.is_empty() {
+                Some(u64::MAX)
+            } else if serving.is_empty() || sched.is_shared() {
                 let mask = jobs
                     .iter()
                     .enumerate()
                     .filter(|(_, j)| j.queued.is_some())
                     .fold(0u64, |m, (i, _)| m | 1 << i);
                 match sched.pick(now, mask) {
-                    Pick::Serve(c) => Some(Some(c as usize)),
+                    Pick::Serve(c) => Some(1 << c).filter(|_| serving.is_empty()),
+                    Pick::ServeSeeky => Some(sched.seeky_mask()),
                     Pick::Wait { until_ns } => {
                         wake_at = Some(until_ns);
                         None
@@ -226,12 +231,12 @@ impl Sim {
             } else {
                 None
             };
-            if let Some(ctx) = allowed {
+            if let Some(mask) = allowed {
                 loop {
                     let mut queue: Vec<(usize, Command)> = jobs
                         .iter()
                         .enumerate()
-                        .filter(|(i, _)| ctx.map_or(true, |c| c == *i))
+                        .filter(|(i, _)| mask & 1 << i != 0)
                         .filter_map(|(i, j)| j.queued.map(|c| (i, c)))
                         .collect();
                     queue.sort_by_key(|(i, c)| (c.queued_ns, *i));
