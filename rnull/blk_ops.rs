@@ -14,7 +14,6 @@ use crate::{
         operations::{ForeignBorrowed, Operations},
         random::chance_percent,
         request::{Op, Pending, Refused, Request, Started, Status},
-        time::now_ns,
     },
     rtags::bitmap::initial_hint,
     spindle::Spindle,
@@ -101,23 +100,12 @@ impl Operations for RNullOps {
             return Err(rq.refuse(Status::RESOURCE));
         }
         if let Some(host) = &dev.host {
-            let Some(q) = host.queue(dev.index) else {
-                return Err(rq.refuse(Status::IO_ERROR));
-            };
-            // The clock is read only if the policy needs the time (a
-            // refusal, or `borrow`'s expiry window).
-            match host.tags.get(q, &hw.hint, now_ns) {
-                Ok(tag) => {
-                    rq.data().set_host_tag(tag);
-                    host.note_granted(dev.index);
-                }
+            match host.get(&hw.hint) {
+                Ok(tag) => rq.data().set_host_tag(tag),
                 // blk-mq keeps the request and, told DEV_RESOURCE, arms no
                 // delayed re-run: the put that frees a tag restarts the queue
                 // (see `host_budget` and `kapi::wake`).
-                Err(_) => {
-                    host.note_refused(dev.index);
-                    return Err(rq.refuse(Status::DEV_RESOURCE));
-                }
+                Err(_) => return Err(rq.refuse(Status::DEV_RESOURCE)),
             }
         }
         let info = rq.info();
@@ -231,11 +219,7 @@ fn release_host_tag(rq: &Request<RNullOps>) {
     let Some(tag) = rq.data().take_host_tag() else {
         return;
     };
-    let dev = rq.queue_data();
-    if let Some(host) = &dev.host {
-        if let Some(q) = host.queue(dev.index) {
-            let waiters = host.tags.put(q, tag);
-            host.wake(waiters);
-        }
+    if let Some(host) = &rq.queue_data().host {
+        host.put(tag);
     }
 }
