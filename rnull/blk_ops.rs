@@ -96,7 +96,10 @@ impl Operations for RNullOps {
         // Throttle before starting: a started request counts against the
         // request timeout, a refused one does not (blk-mq retries it after
         // its 3 ms delay, as null_blk's `mbps` stops its queues).
-        if throttle::any_limited() && dev.bandwidth().is_some_and(|b| b.backlogged()) {
+        // Read once: a second read would be a second load after the calls
+        // below.
+        let limited = throttle::any_limited();
+        if limited && dev.bandwidth().is_some_and(|b| b.backlogged()) {
             return Err(rq.refuse(Status::RESOURCE));
         }
         if let Some(host) = &dev.host {
@@ -108,8 +111,10 @@ impl Operations for RNullOps {
                 Err(_) => return Err(rq.refuse(Status::DEV_RESOURCE)),
             }
         }
-        let info = rq.info();
         let (mut rq, started) = rq.start();
+        // Read after the start: what is not needed is not loaded, and
+        // nothing is kept across the call.
+        let info = rq.info();
         if dev.config.injects_faults() {
             match inject_fault(&dev, rq) {
                 Some(kept) => rq = kept,
@@ -126,7 +131,7 @@ impl Operations for RNullOps {
         // crossed the links, or as `irqmode` says, whichever is later.
         // Only data crosses the link; a flush or discard waits for what is
         // queued ahead of it but adds nothing.
-        let delay = if throttle::any_limited() {
+        let delay = if limited {
             let bytes = match info.op {
                 Op::Read | Op::Write => info.bytes,
                 _ => 0,

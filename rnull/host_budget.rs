@@ -111,7 +111,7 @@ impl HostLink {
     }
 
     /// Takes a tag for one request of the device, or records the refusal.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, hint: &AtomicU32) -> Result<u32, Refusal> {
         // The clock is read only if the policy needs the time (a refusal,
         // or `borrow`'s expiry window).
