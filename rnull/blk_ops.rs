@@ -14,7 +14,6 @@ use crate::{
         operations::{ForeignBorrowed, Operations},
         random::chance_percent,
         request::{Op, Pending, Refused, Request, Started, Status},
-        time::now_ns,
     },
     rtags::bitmap::initial_hint,
     spindle::Spindle,
@@ -97,31 +96,25 @@ impl Operations for RNullOps {
         // Throttle before starting: a started request counts against the
         // request timeout, a refused one does not (blk-mq retries it after
         // its 3 ms delay, as null_blk's `mbps` stops its queues).
-        if throttle::any_limited() && dev.bandwidth().is_some_and(|b| b.backlogged()) {
+        // Read once: a second read would be a second load after the calls
+        // below.
+        let limited = throttle::any_limited();
+        if limited && dev.bandwidth().is_some_and(|b| b.backlogged()) {
             return Err(rq.refuse(Status::RESOURCE));
         }
         if let Some(host) = &dev.host {
-            let Some(q) = host.queue(dev.index) else {
-                return Err(rq.refuse(Status::IO_ERROR));
-            };
-            // The clock is read only if the policy needs the time (a
-            // refusal, or `borrow`'s expiry window).
-            match host.tags.get(q, &hw.hint, now_ns) {
-                Ok(tag) => {
-                    rq.data().set_host_tag(tag);
-                    host.note_granted(dev.index);
-                }
+            match host.get(&hw.hint) {
+                Ok(tag) => rq.data().set_host_tag(tag),
                 // blk-mq keeps the request and, told DEV_RESOURCE, arms no
                 // delayed re-run: the put that frees a tag restarts the queue
                 // (see `host_budget` and `kapi::wake`).
-                Err(_) => {
-                    host.note_refused(dev.index);
-                    return Err(rq.refuse(Status::DEV_RESOURCE));
-                }
+                Err(_) => return Err(rq.refuse(Status::DEV_RESOURCE)),
             }
         }
-        let info = rq.info();
         let (mut rq, started) = rq.start();
+        // Read after the start: what is not needed is not loaded, and
+        // nothing is kept across the call.
+        let info = rq.info();
         if dev.config.injects_faults() {
             match inject_fault(&dev, rq) {
                 Some(kept) => rq = kept,
@@ -138,7 +131,7 @@ impl Operations for RNullOps {
         // crossed the links, or as `irqmode` says, whichever is later.
         // Only data crosses the link; a flush or discard waits for what is
         // queued ahead of it but adds nothing.
-        let delay = if throttle::any_limited() {
+        let delay = if limited {
             let bytes = match info.op {
                 Op::Read | Op::Write => info.bytes,
                 _ => 0,
@@ -231,11 +224,7 @@ fn release_host_tag(rq: &Request<RNullOps>) {
     let Some(tag) = rq.data().take_host_tag() else {
         return;
     };
-    let dev = rq.queue_data();
-    if let Some(host) = &dev.host {
-        if let Some(q) = host.queue(dev.index) {
-            let waiters = host.tags.put(q, tag);
-            host.wake(waiters);
-        }
+    if let Some(host) = &rq.queue_data().host {
+        host.put(tag);
     }
 }

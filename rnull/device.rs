@@ -11,7 +11,7 @@
 use crate::{
     config::Config,
     device_data::{DeviceData, RNullOps},
-    host_budget::Host,
+    host_budget::{Host, HostLink},
     kapi::{
         disk::{Disk, DiskBuilder},
         tagset::{TagSet, TagSetConfig},
@@ -209,7 +209,11 @@ fn build_disk(
     tagset: Arc<TagSet<RNullOps>>,
     host: Option<Arc<Host>>,
 ) -> Result<Disk<RNullOps>> {
-    let data = DeviceData::new(index, config, host.clone())?;
+    let link = match &host {
+        Some(host) => Some(HostLink::new(host.clone(), index)?),
+        None => None,
+    };
+    let data = DeviceData::new(index, config, link)?;
     let mut builder = DiskBuilder::new()
         .capacity_sectors(config.capacity_sectors())
         .block_size(config.block_size)?

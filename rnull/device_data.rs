@@ -7,7 +7,7 @@
 
 use crate::{
     config::Config,
-    host_budget::Host,
+    host_budget::HostLink,
     kapi::{pages::PageStore, request::Status, time::now_ns, timer::Timer},
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
@@ -32,8 +32,9 @@ pub(crate) struct DeviceData {
     pub(crate) config: Config,
     /// Written data, when memory backed.
     pub(crate) store: Option<Pin<KBox<PageStore>>>,
-    /// The host-wide tag budget, when `host_queue_depth` is set.
-    pub(crate) host: Option<Arc<Host>>,
+    /// The host-wide tag budget and the device's record in it, when
+    /// `host_queue_depth` is set and the device shares it.
+    pub(crate) host: Option<HostLink>,
     /// The rotational model's actuator, when enabled.
     pub(crate) spindle: Option<Pin<KBox<Timer<Spindle<RNullOps>>>>>,
     /// `time_slice_us` of each hardware queue, in ns.
@@ -56,7 +57,7 @@ impl DeviceData {
     // the caller goes on to add the disk, whose partition scan runs deep
     // in the block layer on the same stack.
     #[inline(never)]
-    pub(crate) fn new(index: u32, config: &Config, host: Option<Arc<Host>>) -> Result<Arc<Self>> {
+    pub(crate) fn new(index: u32, config: &Config, host: Option<HostLink>) -> Result<Arc<Self>> {
         let store = if config.memory_backed {
             Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)
         } else {
@@ -114,7 +115,7 @@ impl DeviceData {
         let host = self
             .host
             .as_ref()
-            .map(|h| h.link.link())
+            .map(|h| h.host.link.link())
             .filter(|l| l.is_limited());
         if dev.is_none() && host.is_none() {
             return None;

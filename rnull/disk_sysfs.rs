@@ -258,11 +258,11 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         | Field::TagsFailures
         | Field::TagsActive
         | Field::TagsWaiting => {
-            let host = dev.host.as_ref().ok_or(ENODEV)?;
-            let q = host.queue(dev.index).ok_or(ENODEV)?;
+            let link = dev.host.as_ref().ok_or(ENODEV)?;
+            let q = link.queue_tags();
             match field {
                 Field::TagsInFlight => writeln!(out, "{}", q.in_flight()),
-                Field::TagsLimit => writeln!(out, "{}", host.tags.limit(q, now_ns)),
+                Field::TagsLimit => writeln!(out, "{}", link.host.tags.limit(q, now_ns)),
                 Field::TagsFailures => writeln!(out, "{}", q.failures()),
                 Field::TagsActive => writeln!(out, "{}", u8::from(q.is_active())),
                 _ => writeln!(out, "{}", u8::from(q.is_waiting())),

@@ -29,10 +29,13 @@ use crate::{
         wake::QueueWaker,
     },
     params::MAX_DEVICES,
-    rtags::{host::HostTags, queue::QueueTags},
+    rtags::{
+        host::{HostTags, Refusal},
+        queue::QueueTags,
+    },
     throttle::Throttle,
 };
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{prelude::*, sync::Arc};
 
 /// A hand-off slower than this is counted in [`Host::slow_handoffs`].
@@ -54,20 +57,100 @@ pub(crate) const TICK_NS: u64 = 10_000_000;
 pub(crate) struct Host {
     /// Tags, policy and waiters.
     pub(crate) tags: HostTags,
-    /// One accounting record per device index (`0..MAX_DEVICES`); a
-    /// record outside the budget's devices stays idle. A device made on
-    /// an index used before continues its record (its counters, and its
-    /// active mark until the tick retires it).
-    queues: KVec<QueueTags>,
+    /// One record per device index (`0..MAX_DEVICES`); a record outside
+    /// the budget's devices stays idle. A device made on an index used
+    /// before continues its record (its counters, and its active mark
+    /// until the tick retires it).
+    queues: KVec<Arc<HostQueue>>,
     /// Re-runs a device's queues when a tag it waits for comes back.
     pub(crate) waker: Arc<QueueWaker>,
-    /// Per device, the hand-off being measured: [`NOT_WAITING`],
-    /// [`REFUSED`] (refused, not woken since), or when it was woken.
-    woken_at: KVec<AtomicU64>,
     /// Hand-offs that took [`SLOW_HANDOFF_NS`] or more.
     slow_handoffs: AtomicU64,
     /// The bandwidth every device shares (`host_mbps`).
     pub(crate) link: Throttle,
+}
+
+/// One device index's record in the budget. A device holds its own
+/// ([`HostLink`]), so that a request reaches it in one load, with no
+/// index into the host's table (the budget's cost per request is what
+/// Kuai's reviewers asked about).
+pub(crate) struct HostQueue {
+    /// rtags' accounting of the device.
+    tags: QueueTags,
+    /// The hand-off being measured: [`NOT_WAITING`], [`REFUSED`] (refused,
+    /// not woken since), or when it was woken.
+    woken_at: AtomicU64,
+}
+
+// The tick walks the host's table.
+impl AsRef<QueueTags> for Arc<HostQueue> {
+    fn as_ref(&self) -> &QueueTags {
+        &self.tags
+    }
+}
+
+/// A device's place in the host budget: the budget and the device's own
+/// record in it.
+pub(crate) struct HostLink {
+    /// The budget.
+    pub(crate) host: Arc<Host>,
+    /// The device's record in `host`.
+    queue: Arc<HostQueue>,
+}
+
+impl HostLink {
+    /// Device `index`'s place in `host`.
+    pub(crate) fn new(host: Arc<Host>, index: u32) -> Result<Self> {
+        let queue = host.queues.get(index as usize).ok_or(EINVAL)?.clone();
+        Ok(Self { host, queue })
+    }
+
+    /// rtags' accounting of the device (its sysfs counters).
+    pub(crate) fn queue_tags(&self) -> &QueueTags {
+        &self.queue.tags
+    }
+
+    /// Takes a tag for one request of the device, or records the refusal.
+    #[inline(always)]
+    pub(crate) fn get(&self, hint: &AtomicU32) -> Result<u32, Refusal> {
+        // The clock is read only if the policy needs the time (a refusal,
+        // or `borrow`'s expiry window).
+        match self.host.tags.get(&self.queue.tags, hint, now_ns) {
+            Ok(tag) => {
+                self.note_granted();
+                Ok(tag)
+            }
+            Err(refusal) => {
+                self.note_refused();
+                Err(refusal)
+            }
+        }
+    }
+
+    /// Gives `tag` back and re-runs the devices that waited for one.
+    #[inline]
+    pub(crate) fn put(&self, tag: u32) {
+        let waiters = self.host.tags.put(&self.queue.tags, tag);
+        self.host.wake(waiters);
+    }
+
+    /// The device was refused a tag: a wake before this one was not a tag
+    /// it could use. (A wake between the refusal in rtags and this store
+    /// is not measured.)
+    #[cold]
+    fn note_refused(&self) {
+        // Relaxed: a measurement.
+        self.queue.woken_at.store(REFUSED, Ordering::Relaxed);
+    }
+
+    /// The device got a tag: if it had been woken, the hand-off is over.
+    #[inline(always)]
+    fn note_granted(&self) {
+        // Relaxed: a measurement; almost always `NOT_WAITING`.
+        if self.queue.woken_at.load(Ordering::Relaxed) != NOT_WAITING {
+            self.host.end_handoff(&self.queue.woken_at);
+        }
+    }
 }
 
 impl Host {
@@ -91,10 +174,12 @@ impl Host {
         // configfs: a device joins by using its index's record.
         let n = MAX_DEVICES as usize;
         let mut queues = KVec::with_capacity(n, GFP_KERNEL)?;
-        let mut woken_at = KVec::with_capacity(n, GFP_KERNEL)?;
         for i in 0..MAX_DEVICES {
-            queues.push(QueueTags::new(i), GFP_KERNEL)?;
-            woken_at.push(AtomicU64::new(0), GFP_KERNEL)?;
+            let queue = HostQueue {
+                tags: QueueTags::new(i),
+                woken_at: AtomicU64::new(NOT_WAITING),
+            };
+            queues.push(Arc::new(queue, GFP_KERNEL)?, GFP_KERNEL)?;
         }
         let waker = Arc::new(QueueWaker::new(queues.len())?, GFP_KERNEL)?;
         Ok(Some(Arc::new(
@@ -102,17 +187,11 @@ impl Host {
                 tags,
                 queues,
                 waker,
-                woken_at,
                 slow_handoffs: AtomicU64::new(0),
                 link,
             },
             GFP_KERNEL,
         )?))
-    }
-
-    /// The accounting record of device `index`.
-    pub(crate) fn queue(&self, index: u32) -> Option<&QueueTags> {
-        self.queues.get(index as usize)
     }
 
     /// Re-runs every device whose waiter bit is in `mask` (bits are shared
@@ -130,10 +209,10 @@ impl Host {
     fn wake_waiters(&self, mask: u64) {
         let now = now_ns();
         for (i, q) in self.queues.iter().enumerate() {
-            if q.waiter_bit() & mask != 0 {
+            if q.tags.waiter_bit() & mask != 0 {
                 // Relaxed: a measurement. The first wake after a refusal
                 // counts; a later refusal starts a new episode.
-                let _ = self.woken_at[i].compare_exchange(
+                let _ = q.woken_at.compare_exchange(
                     REFUSED,
                     now.max(REFUSED + 1),
                     Ordering::Relaxed,
@@ -144,28 +223,7 @@ impl Host {
         }
     }
 
-    /// Device `index` was refused a tag: a wake before this one was not a
-    /// tag it could use. (A wake between the refusal in rtags and this
-    /// store is not measured.)
-    #[cold]
-    pub(crate) fn note_refused(&self, index: u32) {
-        if let Some(w) = self.woken_at.get(index as usize) {
-            // Relaxed: a measurement.
-            w.store(REFUSED, Ordering::Relaxed);
-        }
-    }
-
-    /// Device `index` got a tag: if it had been woken, the hand-off is over.
-    #[inline]
-    pub(crate) fn note_granted(&self, index: u32) {
-        if let Some(w) = self.woken_at.get(index as usize) {
-            // Relaxed: a measurement; almost always `NOT_WAITING`.
-            if w.load(Ordering::Relaxed) != NOT_WAITING {
-                self.end_handoff(w);
-            }
-        }
-    }
-
+    /// A woken device got its tag: counts the hand-off if it was slow.
     #[cold]
     fn end_handoff(&self, woken_at: &AtomicU64) {
         let t = woken_at.swap(NOT_WAITING, Ordering::Relaxed);

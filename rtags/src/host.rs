@@ -873,7 +873,7 @@ impl HostTags {
     /// in the waiter mask and is guaranteed to be returned by a later
     /// [`Self::put`] (see the module docs): the caller should stop its
     /// queue and re-run it when a `put` returns a mask containing that bit.
-    #[inline]
+    #[inline(always)]
     pub fn get<C: Clock>(&self, q: &QueueTags, hint: &AtomicU32, clock: C) -> Result<u32, Refusal> {
         // The fast path (module docs): active, busy since the last tick and
         // not waiting (one load), below the limit cache's bound, a free tag
