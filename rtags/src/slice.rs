@@ -639,7 +639,7 @@ mod tests {
         let mut s = enabled(S, 0);
         for i in 0..40u64 {
             s.arrived(0, i * 8, 8);
-            s.arrived(1, 1 << 30 | i * 8, 8);
+            s.arrived(1, (1 << 30) + i * 8, 8);
         }
         assert_eq!(s.seeky_mask(), 0);
         assert_eq!(s.pick(0, 0b11), Pick::Serve(0));
