@@ -124,7 +124,7 @@ impl Operations for RNullOps {
         let status = dev.execute(ctx, &rq, info.op, info.sector, info.bytes);
         if let Some(spindle) = &dev.spindle {
             rq.data().set_status(status);
-            Spindle::submit(spindle, rq, info.sw_queue);
+            Spindle::submit(spindle, rq, &info);
             return Ok(started);
         }
         // With a bandwidth limit a request completes once its bytes have

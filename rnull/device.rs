@@ -11,7 +11,7 @@
 use crate::{
     config::Config,
     device_data::{DeviceData, RNullOps},
-    host_budget::{Host, HostLink},
+    host_budget::{Host, HostMember},
     kapi::{
         disk::{Disk, DiskBuilder},
         tagset::{TagSet, TagSetConfig},
@@ -210,7 +210,7 @@ fn build_disk(
     host: Option<Arc<Host>>,
 ) -> Result<Disk<RNullOps>> {
     let link = match &host {
-        Some(host) => Some(HostLink::new(host.clone(), index)?),
+        Some(host) => Some(HostMember::new(host.clone(), index)?),
         None => None,
     };
     let data = DeviceData::new(index, config, link)?;

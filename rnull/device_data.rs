@@ -7,7 +7,7 @@
 
 use crate::{
     config::Config,
-    host_budget::HostLink,
+    host_budget::HostMember,
     kapi::{pages::PageStore, request::Status, time::now_ns, timer::Timer},
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
@@ -34,7 +34,7 @@ pub(crate) struct DeviceData {
     pub(crate) store: Option<Pin<KBox<PageStore>>>,
     /// The host-wide tag budget and the device's record in it, when
     /// `host_queue_depth` is set and the device shares it.
-    pub(crate) host: Option<HostLink>,
+    pub(crate) host: Option<HostMember>,
     /// The rotational model's actuator, when enabled.
     pub(crate) spindle: Option<Pin<KBox<Timer<Spindle<RNullOps>>>>>,
     /// `time_slice_us` of each hardware queue, in ns.
@@ -57,7 +57,7 @@ impl DeviceData {
     // the caller goes on to add the disk, whose partition scan runs deep
     // in the block layer on the same stack.
     #[inline(never)]
-    pub(crate) fn new(index: u32, config: &Config, host: Option<HostLink>) -> Result<Arc<Self>> {
+    pub(crate) fn new(index: u32, config: &Config, host: Option<HostMember>) -> Result<Arc<Self>> {
         let store = if config.memory_backed {
             Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)
         } else {

@@ -61,7 +61,7 @@ pub(crate) struct Host {
     /// the budget's devices stays idle. A device made on an index used
     /// before continues its record (its counters, and its active mark
     /// until the tick retires it).
-    queues: KVec<Arc<HostQueue>>,
+    queues: KVec<Entry>,
     /// Re-runs a device's queues when a tag it waits for comes back.
     pub(crate) waker: Arc<QueueWaker>,
     /// Hand-offs that took [`SLOW_HANDOFF_NS`] or more.
@@ -71,9 +71,8 @@ pub(crate) struct Host {
 }
 
 /// One device index's record in the budget. A device holds its own
-/// ([`HostLink`]), so that a request reaches it in one load, with no
-/// index into the host's table (the budget's cost per request is what
-/// Kuai's reviewers asked about).
+/// ([`HostMember`]), so that a request reaches it in one load, with no
+/// index into the host's table.
 pub(crate) struct HostQueue {
     /// rtags' accounting of the device.
     tags: QueueTags,
@@ -82,26 +81,28 @@ pub(crate) struct HostQueue {
     woken_at: AtomicU64,
 }
 
-// The tick walks the host's table.
-impl AsRef<QueueTags> for Arc<HostQueue> {
+/// An entry of the host's table: what the tick walks as rtags' queues.
+struct Entry(Arc<HostQueue>);
+
+impl AsRef<QueueTags> for Entry {
     fn as_ref(&self) -> &QueueTags {
-        &self.tags
+        &self.0.tags
     }
 }
 
-/// A device's place in the host budget: the budget and the device's own
-/// record in it.
-pub(crate) struct HostLink {
+/// A device as a member of the host budget: the budget and the device's
+/// own record in it.
+pub(crate) struct HostMember {
     /// The budget.
     pub(crate) host: Arc<Host>,
     /// The device's record in `host`.
     queue: Arc<HostQueue>,
 }
 
-impl HostLink {
+impl HostMember {
     /// Device `index`'s place in `host`.
     pub(crate) fn new(host: Arc<Host>, index: u32) -> Result<Self> {
-        let queue = host.queues.get(index as usize).ok_or(EINVAL)?.clone();
+        let queue = host.queues.get(index as usize).ok_or(EINVAL)?.0.clone();
         Ok(Self { host, queue })
     }
 
@@ -179,7 +180,7 @@ impl Host {
                 tags: QueueTags::new(i),
                 woken_at: AtomicU64::new(NOT_WAITING),
             };
-            queues.push(Arc::new(queue, GFP_KERNEL)?, GFP_KERNEL)?;
+            queues.push(Entry(Arc::new(queue, GFP_KERNEL)?), GFP_KERNEL)?;
         }
         let waker = Arc::new(QueueWaker::new(queues.len())?, GFP_KERNEL)?;
         Ok(Some(Arc::new(
@@ -208,7 +209,7 @@ impl Host {
     #[cold]
     fn wake_waiters(&self, mask: u64) {
         let now = now_ns();
-        for (i, q) in self.queues.iter().enumerate() {
+        for (i, Entry(q)) in self.queues.iter().enumerate() {
             if q.tags.waiter_bit() & mask != 0 {
                 // Relaxed: a measurement. The first wake after a refusal
                 // counts; a later refusal starts a new episode.

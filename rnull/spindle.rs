@@ -19,10 +19,11 @@
 //!   is idle, one software queue for the slice, extended up to 3x while it
 //!   keeps being served, waiting for its next request while the slice
 //!   lasts, then the next one round robin; only that queue's requests are
-//!   offered. Software queues whose requests are mostly seeks share their
-//!   slices (rtags' seek history, CFQ's rule): their requests go to the
-//!   drive together, as without slices, and none is waited for. The
-//!   slice clock starts when the queue's first request
+//!   offered, and only while the drive is idle (a slice's service is its
+//!   queue's alone). Software queues whose requests are mostly seeks take
+//!   one turn together (rtags' seek history, CFQ's rule): their requests
+//!   go to the drive as without slices, also while it works, and NCQ
+//!   reorders them. The slice clock starts when the queue's first request
 //!   completes (`time_slice_start=completion`, CFQ's rule, the default),
 //!   so a seek longer than the slice does not use it up, or at selection
 //!   (`time_slice_start=selection`, Herrmann's RFC).
@@ -50,7 +51,7 @@ use crate::{
     },
     rtags::{
         disk::{Command, Disk, DiskParams, DiskStats, ParamError},
-        slice::{Pick, SliceSched, SliceStart, MAX_CTX},
+        slice::{SliceSched, SliceStart, MAX_CTX},
     },
 };
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -249,11 +250,11 @@ where
         self.state.lock().disk.stats()
     }
 
-    /// Stages a started request from software queue `sw_queue` and gives
-    /// the drive what it may take.
-    pub(crate) fn submit(timer: &Timer<Self>, rq: Request<T>, sw_queue: usize) {
+    /// Stages a started request (`info` its fields) and gives the drive
+    /// what it may take.
+    pub(crate) fn submit(timer: &Timer<Self>, rq: Request<T>, info: &Info) {
         let this = timer.target();
-        if rq.info().bytes == 0 {
+        if info.bytes == 0 {
             // A flush: a write-through drive has nothing cached to write.
             let status = rq.data().status();
             rq.end(status);
@@ -263,9 +264,8 @@ where
         // Read under the lock, so the dispatcher never sees time go back
         // behind a completion that took the lock first.
         let now = now_ns();
-        let slot = st.slot_of(sw_queue);
+        let slot = st.slot_of(info.sw_queue);
         rq.data().set_arrival(slot as u32, now);
-        let info = rq.info();
         // Kept with slices off too, for when they are turned on.
         st.sched
             .arrived(slot as u32, info.sector, u64::from(info.bytes >> 9));
@@ -277,8 +277,8 @@ where
         this.dispatch(&mut st, now, timer);
     }
 
-    /// Lets the slice scheduler choose, if the drive is idle, feeds the
-    /// drive, and arms the timer for the next completion or wait.
+    /// Asks the slice scheduler what the drive may be offered, feeds it,
+    /// and arms the timer for the next completion or wait.
     fn dispatch(&self, st: &mut Dispatch<T>, now: u64, timer: &Timer<Self>) {
         // Relaxed: a tunable, applied from the next choice on.
         let slice = self.slice_ns.load(Ordering::Relaxed);
@@ -287,29 +287,13 @@ where
             // Wait for the active queue's next request while its slice lasts.
             st.sched.set_idle_ns(slice);
         }
-        let shared = st.sched.is_shared();
-        if !st.sched.is_enabled() {
-            st.offer = u64::MAX;
-            st.wake_ns = None;
-        } else if st.idle() || shared {
-            // A shared slice is chosen again while the drive works, so
-            // that it can end.
-            st.wake_ns = None;
-            st.offer = 0;
-            match st.sched.pick(now, st.pending) {
-                Pick::Serve(s) => st.offer = 1u64.wrapping_shl(s),
-                Pick::ServeSeeky => st.offer = st.sched.seeky_mask(),
-                Pick::Wait { until_ns } => st.wake_ns = Some(until_ns),
-                Pick::Idle => {}
-            }
-        }
-        // With slices the scheduler chooses only while the drive is idle,
-        // and what the active queue sends while the drive works waits for
-        // it: a slice's service is its queue's alone, and the drive's queue
-        // holds nothing the next queue would have to wait behind. Seeky
-        // queues sharing a slice feed the drive as without slices: its
-        // queue reorders them.
-        if !st.sched.is_enabled() || st.sched.is_shared() || (st.offer != 0 && st.idle()) {
+        let idle = st.idle();
+        let offer = st.sched.offer(now, st.pending, idle);
+        st.offer = offer.mask;
+        st.wake_ns = offer.wake_ns;
+        // Nothing offered is staged: no walk of the staged requests (under
+        // the lock, interrupts off).
+        if st.offer & st.pending != 0 {
             st.feed(now);
         }
         if let Some(at) = st.next_event() {

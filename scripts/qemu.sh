@@ -8,6 +8,10 @@
 # --initrd-extra appends another cpio archive after the base one (its files
 # win), e.g. out/initramfs-blktests.cpio.gz for `make blktests`.
 #
+# Environment: RNULL_CLOCK (wall, the default: multi-threaded TCG; virtual:
+# time counted in guest instructions), RNULL_SEED (virtual: the guest's
+# random seed, default 1), CPUS, MEM, KCMDLINE, RNULL_TIMEOUT.
+#
 # Logs go to out/logs/NAME-<time>/ (serial.log, dmesg.log); out/logs/latest
 # points at the newest. Exit status: the job's, or 1 if the guest did not
 # report one (crash, hang, timeout), or if the kernel log has a WARN, BUG,
@@ -57,10 +61,11 @@ cat "$top/out/initramfs.cpio.gz" "${extras[@]}" "$jobroot/job.cpio.gz" >"$jobroo
 # instructions it executes (one virtual ns each, idle time skipped, vCPUs
 # round robin on one host thread): what it measures repeats to four digits.
 # The default, wall, is multi-threaded TCG on the host's clock.
-# On virtual time the guest's only other inputs are its random numbers
-# (RDRAND, which seeds KASLR and the kernel's pool) and the date the RTC
-# starts from: -seed and a fixed RTC base pin both, so that a run with
-# several vCPUs, whose turns depend on what each executes, repeats too.
+# On virtual time -seed (RNULL_SEED, default 1) pins the guest's random
+# numbers (RDRAND: KASLR, the kernel's pool) and a fixed RTC base its date,
+# so that a one-vCPU run repeats to fio's rounding. With several vCPUs it
+# does not: QEMU's main loop delivers timers and vCPU kicks asynchronously
+# to the vCPU thread, so the vCPUs' turns still vary from run to run.
 case "${RNULL_CLOCK:-wall}" in
 virtual)
 	accel=tcg

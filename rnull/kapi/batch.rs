@@ -56,7 +56,7 @@ impl CompletionBatch {
         let (flags, op, end_io) = unsafe {
             (
                 (*raw).rq_flags,
-                (*raw).cmd_flags & ((1u32 << bindings::REQ_OP_BITS) - 1),
+                (*raw).cmd_flags & super::request::OP_MASK,
                 (*raw).end_io,
             )
         };

@@ -90,11 +90,11 @@ pub(crate) struct Info {
 }
 
 /// The operation bits of `cmd_flags`.
-const OP_MASK: u32 = (1 << bindings::REQ_OP_BITS) - 1;
+pub(super) const OP_MASK: u32 = (1 << bindings::REQ_OP_BITS) - 1;
 
 /// [`Op`] of every `REQ_OP_*` value: a load per request instead of a chain
 /// of compares (the request path is measured in instructions).
-const OPS: [Op; 1 << bindings::REQ_OP_BITS] = {
+static OPS: [Op; 1 << bindings::REQ_OP_BITS] = {
     let mut ops = [Op::Other; 1 << bindings::REQ_OP_BITS];
     ops[bindings::req_op_REQ_OP_READ as usize] = Op::Read;
     ops[bindings::req_op_REQ_OP_WRITE as usize] = Op::Write;
@@ -103,6 +103,8 @@ const OPS: [Op; 1 << bindings::REQ_OP_BITS] = {
     ops[bindings::req_op_REQ_OP_WRITE_ZEROES as usize] = Op::WriteZeroes;
     ops
 };
+
+const _: () = assert!(OPS.len() == OP_MASK as usize + 1);
 
 /// Reads the fields of `rq`.
 ///
@@ -120,8 +122,12 @@ pub(super) unsafe fn info_of(rq: *mut bindings::request) -> Info {
             (*rq).mq_ctx as usize,
         )
     };
-    // `flags & OP_MASK` is below `OPS.len()`: no bounds check survives.
-    let op = OPS[(flags & OP_MASK) as usize];
+    // `flags & OP_MASK` is below `OPS.len()` (asserted at build time): the
+    // fallback is never taken, and the compiler drops the check.
+    let op = OPS
+        .get((flags & OP_MASK) as usize)
+        .copied()
+        .unwrap_or(Op::Other);
     Info {
         op,
         sector,

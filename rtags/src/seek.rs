@@ -20,14 +20,20 @@ pub const SEEK_SECTORS: u64 = 8 * 1024;
 /// seeks (CFQ's `CFQQ_SEEKY`: more than 32/8).
 pub const SEEKY_OF_32: u32 = 32 / 8;
 
+/// One ctx's seek history.
+#[derive(Clone, Copy, Debug, Default)]
+struct History {
+    /// Where its last request ended (its next sequential sector).
+    next: u64,
+    /// One bit per request, newest lowest, set for a seek.
+    seeks: u32,
+}
+
 /// The seek history of every ctx of one hardware queue.
 #[derive(Clone, Debug)]
 pub struct Seeks {
-    /// Where each ctx's last request ended (its next sequential sector).
-    next: [u64; MAX_CTX as usize],
-    /// One bit per request of each ctx, newest lowest, set for a seek.
-    history: [u32; MAX_CTX as usize],
-    /// Bit `i` set when ctx `i` is seeky (kept with `history`).
+    ctx: [History; MAX_CTX as usize],
+    /// Bit `i` set when ctx `i` is seeky (kept with `ctx`).
     seeky: u64,
 }
 
@@ -41,8 +47,7 @@ impl Seeks {
     /// No history: no ctx is seeky.
     pub const fn new() -> Self {
         Self {
-            next: [0; MAX_CTX as usize],
-            history: [0; MAX_CTX as usize],
+            ctx: [History { next: 0, seeks: 0 }; MAX_CTX as usize],
             seeky: 0,
         }
     }
@@ -50,17 +55,14 @@ impl Seeks {
     /// Records a request of `ctx` for `sectors` sectors at `sector`. A
     /// ctx outside `0..MAX_CTX` is not tracked.
     pub fn note(&mut self, ctx: u32, sector: u64, sectors: u64) {
-        let (Some(next), Some(history)) = (
-            self.next.get_mut(ctx as usize),
-            self.history.get_mut(ctx as usize),
-        ) else {
+        let Some(h) = self.ctx.get_mut(ctx as usize) else {
             return;
         };
-        let seek = sector.abs_diff(*next) > SEEK_SECTORS;
-        *next = sector.saturating_add(sectors);
-        *history = (*history << 1) | u32::from(seek);
-        let bit = 1u64 << ctx;
-        if history.count_ones() > SEEKY_OF_32 {
+        let seek = sector.abs_diff(h.next) > SEEK_SECTORS;
+        h.next = sector.saturating_add(sectors);
+        h.seeks = (h.seeks << 1) | u32::from(seek);
+        let bit = 1u64.wrapping_shl(ctx);
+        if h.seeks.count_ones() > SEEKY_OF_32 {
             self.seeky |= bit;
         } else {
             self.seeky &= !bit;
@@ -113,15 +115,15 @@ mod tests {
         s.note(0, SEEK_SECTORS, 8);
         // Exactly the threshold away, either way: not a seek.
         for _ in 0..10 {
-            let next = s.next[0];
+            let next = s.ctx[0].next;
             s.note(0, next + SEEK_SECTORS, 8);
-            let next = s.next[0];
+            let next = s.ctx[0].next;
             s.note(0, next - SEEK_SECTORS, 8);
         }
-        assert_eq!(s.history[0], 0);
-        let next = s.next[0];
+        assert_eq!(s.ctx[0].seeks, 0);
+        let next = s.ctx[0].next;
         s.note(0, next + SEEK_SECTORS + 1, 8);
-        assert_eq!(s.history[0], 1);
+        assert_eq!(s.ctx[0].seeks, 1);
     }
 
     #[test]

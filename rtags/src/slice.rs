@@ -37,16 +37,32 @@
 //! **Seeky ctxs share** (CFQ's "sync-noidle" service tree): a ctx whose
 //! recent requests are mostly seeks ([`super::seek`]) gains nothing from
 //! having the disk to itself, and loses what the drive's command queue
-//! would gain by choosing the nearest of several ctxs' requests. When the
-//! round robin comes to a seeky ctx, the slice goes to every seeky ctx
-//! together ([`Pick::ServeSeeky`]): the driver dispatches all their
-//! requests, as without slices, for one slice (extended as above), and
-//! does not wait for any of them when they run empty. An active ctx that
-//! turns seeky is not waited for either. Callers report each request with
-//! [`SliceSched::arrived`].
+//! would gain by choosing the nearest of several ctxs' requests. The seeky
+//! ctxs take one turn of the round robin together, at the position of the
+//! lowest seeky ctx: the slice goes to the group ([`Pick::ServeSeeky`],
+//! [`SliceSched::shared_mask`]), whose requests the driver dispatches as
+//! without slices, the drive reordering them, for one slice (extended as
+//! above). The group is waited for as a whole (CFQ idled on the last queue
+//! of its sync-noidle tree): when none of its ctxs has a request, the slice
+//! waits as for a single ctx, so that a lone random reader at queue depth 1
+//! gets more than one request per round. A ctx that turns seeky while it
+//! has the disk to itself is not waited for. The group's members are taken
+//! when its slice starts and only grow during it: a ctx that turns
+//! sequential keeps its requests in the slice it is part of. Callers report
+//! each request with [`SliceSched::arrived`].
+//!
+//! **While the drive works**: an exclusive choice must wait until the
+//! drive is idle (its clock must not run while another ctx's requests hold
+//! the drive), so a caller chooses with [`SliceSched::pick`] only when the
+//! drive is idle, except that a shared slice's requests keep flowing while
+//! the drive works, checked by [`SliceSched::pick_busy`], which ends the
+//! slice without choosing the next. [`SliceSched::offer`] does both for
+//! the caller.
 //!
 //! The scheduler is single threaded: the driver protects each instance with
 //! a lock (rnull: its spindle's `IrqSpinLock`). Time is passed in by the caller.
+
+use super::seek::Seeks;
 
 /// Number of software queues (ctx) a scheduler can arbitrate.
 pub const MAX_CTX: u32 = 64;
@@ -54,17 +70,16 @@ pub const MAX_CTX: u32 = 64;
 /// Maximum number of extensions: a slice lasts at most 3x its initial value.
 pub const MAX_EXTENSIONS: u32 = 2;
 
-use super::seek::Seeks;
-
 /// Decision returned by [`SliceSched::pick`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
-    /// Dispatch (one or more) requests of this ctx.
+    /// Dispatch (one or more) requests of this ctx, once the drive is
+    /// idle.
     Serve(u32),
-    /// Dispatch the requests of every seeky ctx ([`SliceSched::seeky_mask`],
-    /// read when dispatching), in any order: the drive's queue reorders
-    /// them. Call `pick` again when a request completes, even if others
-    /// are still in the drive, so that the slice can end.
+    /// Dispatch the requests of the shared slice's ctxs
+    /// ([`SliceSched::shared_mask`]), in any order: the drive's queue
+    /// reorders them. While the drive works, ask [`SliceSched::pick_busy`]
+    /// whether the slice goes on.
     ServeSeeky,
     /// Dispatch nothing now; call `pick` again at `until_ns` (or earlier
     /// when new requests arrive).
@@ -93,10 +108,11 @@ pub struct SliceSched {
     slice_ns: u64,
     idle_ns: u64,
     start: SliceStart,
+    /// The ctx whose turn it is (for a shared slice: the group's position
+    /// in the round robin, its lowest seeky ctx).
     active: Option<u32>,
-    /// The slice belongs to every seeky ctx (`active` is the one the round
-    /// robin came to).
-    shared: bool,
+    /// The ctxs of a shared slice (0: the slice is `active`'s alone).
+    members: u64,
     /// Every ctx's seek history.
     seeks: Seeks,
     /// Whether the active ctx's slice clock runs (see [`SliceStart`]).
@@ -108,6 +124,21 @@ pub struct SliceSched {
     last_service_ns: Option<u64>,
     /// Round-robin position: the ctx that got the last slice.
     last_ctx: u32,
+}
+
+/// The mask bit of `ctx` (0 for a ctx outside `0..MAX_CTX`).
+fn bit(ctx: u32) -> u64 {
+    1u64.checked_shl(ctx).unwrap_or(0)
+}
+
+/// What a driver may give the drive now ([`SliceSched::offer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Offer {
+    /// Bit `i` set when ctx `i`'s requests may be dispatched.
+    pub mask: u64,
+    /// When to ask again if nothing arrives or completes before (an
+    /// anticipation wait).
+    pub wake_ns: Option<u64>,
 }
 
 /// First ctx set in `mask` strictly after `last`, wrapping (`mask != 0`).
@@ -158,7 +189,7 @@ impl SliceSched {
         self.slice_ns = ns;
         if ns == 0 {
             self.active = None;
-            self.shared = false;
+            self.members = 0;
         } else if self.active.is_some() && self.started {
             self.slice_end_ns = self
                 .slice_end_ns
@@ -187,15 +218,24 @@ impl SliceSched {
         self.seeks.note(ctx, sector, sectors);
     }
 
-    /// Bit `i` set when ctx `i` is seeky: the ctxs [`Pick::ServeSeeky`]
-    /// serves.
+    /// Bit `i` set when ctx `i` is seeky now.
     pub fn seeky_mask(&self) -> u64 {
         self.seeks.mask()
     }
 
     /// Whether the current slice belongs to the seeky ctxs together.
     pub fn is_shared(&self) -> bool {
-        self.active.is_some() && self.shared
+        self.active.is_some() && self.members != 0
+    }
+
+    /// The ctxs of the current shared slice (0 if there is none): what
+    /// [`Pick::ServeSeeky`] serves.
+    pub fn shared_mask(&self) -> u64 {
+        if self.active.is_some() {
+            self.members
+        } else {
+            0
+        }
     }
 
     /// End of the current slice (including extensions so far), if there
@@ -220,34 +260,26 @@ impl SliceSched {
             };
         }
         if let Some(cur) = self.active {
-            // Expiry, with at most MAX_EXTENSIONS extensions in total.
-            while now_ns >= self.slice_end_ns {
-                if self.serviced_in_period && self.extensions < MAX_EXTENSIONS {
-                    self.extensions = self.extensions.saturating_add(1);
-                    self.slice_end_ns = self.slice_end_ns.saturating_add(self.slice_ns);
-                    self.serviced_in_period = false;
-                } else {
-                    self.active = None;
-                    break;
-                }
-            }
+            self.expire(now_ns);
             if self.active.is_some() {
                 let seeky = self.seeks.mask();
-                if self.shared {
-                    if pending_mask & seeky != 0 {
+                if self.members != 0 {
+                    // A ctx that turned seeky joins; none leaves.
+                    self.members |= seeky;
+                    if pending_mask & self.members != 0 {
                         return Pick::ServeSeeky;
                     }
-                } else if pending_mask & 1u64.wrapping_shl(cur) != 0 {
+                } else if pending_mask & bit(cur) != 0 {
                     return Pick::Serve(cur);
                 }
                 if pending_mask == 0 {
                     // Nothing to serve anyway: keep the slice.
                     return Pick::Idle;
                 }
-                // Anticipation is for a ctx whose next request is near the
-                // head: not for seeky ones.
-                let near = !self.shared && seeky & 1u64.wrapping_shl(cur) == 0;
-                if near && self.idle_ns != 0 {
+                // Anticipation is for requests near the head, and for the
+                // group as a whole; not for a ctx that turned seeky.
+                let wait = self.members != 0 || seeky & bit(cur) == 0;
+                if wait && self.idle_ns != 0 {
                     if let Some(last) = self.last_service_ns {
                         let until = last.saturating_add(self.idle_ns).min(self.slice_end_ns);
                         if now_ns < until {
@@ -261,17 +293,16 @@ impl SliceSched {
         if pending_mask == 0 {
             return Pick::Idle;
         }
-        // After a shared slice every seeky ctx has had its turn: the next
-        // slice goes to a ctx that is not seeky, if one is pending.
-        let others = pending_mask & !self.seeks.mask();
-        let candidates = if self.shared && others != 0 {
-            others
+        // One turn for the seeky ctxs together, at the lowest one's place.
+        let seeky = self.seeks.mask();
+        let group = if pending_mask & seeky != 0 {
+            seeky & seeky.wrapping_neg()
         } else {
-            pending_mask
+            0
         };
-        let next = next_after(self.last_ctx, candidates);
+        let next = next_after(self.last_ctx, (pending_mask & !seeky) | group);
         self.active = Some(next);
-        self.shared = self.seeks.mask() & 1u64.wrapping_shl(next) != 0;
+        self.members = if bit(next) == group { seeky } else { 0 };
         self.last_ctx = next;
         match self.start {
             SliceStart::Selection => self.start_clock(now_ns),
@@ -284,10 +315,81 @@ impl SliceSched {
         self.extensions = 0;
         self.serviced_in_period = false;
         self.last_service_ns = None;
-        if self.shared {
+        if self.members != 0 {
             Pick::ServeSeeky
         } else {
             Pick::Serve(next)
+        }
+    }
+
+    /// While the drive works: whether the shared slice goes on
+    /// ([`Pick::ServeSeeky`]: dispatch its ctxs' requests) or not
+    /// ([`Pick::Idle`]: dispatch nothing until the drive is idle, then
+    /// [`Self::pick`]). Never chooses: an exclusive slice must not start,
+    /// nor its clock run, while the group's requests hold the drive.
+    pub fn pick_busy(&mut self, now_ns: u64, pending_mask: u64) -> Pick {
+        if !self.is_shared() {
+            return Pick::Idle;
+        }
+        self.expire(now_ns);
+        if self.active.is_none() {
+            return Pick::Idle;
+        }
+        self.members |= self.seeks.mask();
+        if pending_mask & self.members != 0 {
+            Pick::ServeSeeky
+        } else {
+            Pick::Idle
+        }
+    }
+
+    /// What the drive may be offered at `now_ns`, given the ctxs with
+    /// requests waiting (`pending_mask`) and whether the drive is idle:
+    /// [`Self::pick`] when it is idle, [`Self::pick_busy`] when it works.
+    /// Without slices every ctx, as in arrival order.
+    pub fn offer(&mut self, now_ns: u64, pending_mask: u64, drive_idle: bool) -> Offer {
+        if !self.is_enabled() {
+            return Offer {
+                mask: u64::MAX,
+                wake_ns: None,
+            };
+        }
+        let pick = if drive_idle {
+            self.pick(now_ns, pending_mask)
+        } else {
+            self.pick_busy(now_ns, pending_mask)
+        };
+        match pick {
+            Pick::Serve(ctx) => Offer {
+                mask: bit(ctx),
+                wake_ns: None,
+            },
+            Pick::ServeSeeky => Offer {
+                mask: self.shared_mask(),
+                wake_ns: None,
+            },
+            Pick::Wait { until_ns } => Offer {
+                mask: 0,
+                wake_ns: Some(until_ns),
+            },
+            Pick::Idle => Offer {
+                mask: 0,
+                wake_ns: None,
+            },
+        }
+    }
+
+    /// Ends or extends the active slice if its time is up, with at most
+    /// [`MAX_EXTENSIONS`] extensions in total.
+    fn expire(&mut self, now_ns: u64) {
+        while self.active.is_some() && now_ns >= self.slice_end_ns {
+            if self.serviced_in_period && self.extensions < MAX_EXTENSIONS {
+                self.extensions = self.extensions.saturating_add(1);
+                self.slice_end_ns = self.slice_end_ns.saturating_add(self.slice_ns);
+                self.serviced_in_period = false;
+            } else {
+                self.active = None;
+            }
         }
     }
 
@@ -300,15 +402,15 @@ impl SliceSched {
 
     /// Reports that a request of `ctx` was serviced (completed) at `now_ns`.
     ///
-    /// Only service of the active ctx (of a seeky ctx, when the slice is
-    /// shared) counts (for extension and
-    /// anticipation); other calls are ignored. With
+    /// Only service of the active ctx (of a member, when the slice is
+    /// shared) counts, for extension and anticipation; other calls are
+    /// ignored. With
     /// [`SliceStart::FirstCompletion`] the first such report starts the
     /// slice clock and does not count towards an extension: it ends the
     /// switch, not a period of the slice.
     pub fn serviced(&mut self, ctx: u32, now_ns: u64) {
-        let ours = if self.shared {
-            self.active.is_some() && self.seeks.mask() & 1u64.wrapping_shl(ctx) != 0
+        let ours = if self.members != 0 {
+            self.active.is_some() && self.members & bit(ctx) != 0
         } else {
             self.active == Some(ctx)
         };
@@ -591,36 +693,69 @@ mod tests {
         assert_ne!(s.seeky_mask() & 1 << ctx, 0);
     }
 
+    /// Makes a seeky `ctx` sequential again: 32 requests in a row.
+    fn make_sequential(s: &mut SliceSched, ctx: u32) {
+        for i in 0..32u64 {
+            s.arrived(ctx, (1 << 40) + i * 8, 8);
+        }
+        assert_eq!(s.seeky_mask() & 1 << ctx, 0);
+    }
+
     #[test]
-    fn seeky_ctxs_share_a_slice_in_the_round_robin() {
-        let mut s = enabled(S, S);
+    fn seeky_ctxs_share_one_turn_of_the_round_robin() {
+        let mut s = enabled(S, 0);
         make_seeky(&mut s, 1);
         make_seeky(&mut s, 2);
         assert_eq!(s.pick(0, 0b111), Pick::Serve(0));
-        // ctx 0's slice ends; the round robin comes to ctx 1, seeky: the
-        // slice is every seeky ctx's.
+        // ctx 0's slice ends; the round robin comes to the group (at ctx 1).
         assert_eq!(s.pick(S, 0b111), Pick::ServeSeeky);
-        assert!(s.is_shared());
-        // Service of any seeky ctx counts for the extension.
+        assert_eq!(s.shared_mask(), 0b110);
+        // Service of any member counts for the extension.
         s.serviced(2, S + 10);
         assert_eq!(s.pick(2 * S, 0b111), Pick::ServeSeeky);
         assert_eq!(s.slice_end_ns(), Some(3 * S));
-        // Expired: ctx 2 had its turn in the shared slice; ctx 0 is next.
+        // ctx 2 had its turn in the group's: ctx 0 is next.
         assert_eq!(s.pick(3 * S, 0b111), Pick::Serve(0));
-        assert!(!s.is_shared());
+        assert_eq!(s.shared_mask(), 0);
         assert_eq!(s.pick(4 * S, 0b111), Pick::ServeSeeky);
-        // Only seeky ctxs pending: the shared slice follows itself.
+        // Only members pending: the group's slice follows itself.
         assert_eq!(s.pick(5 * S, 0b110), Pick::ServeSeeky);
     }
 
     #[test]
-    fn a_shared_slice_is_not_waited_for() {
-        let mut s = enabled(S, S);
+    fn the_groups_share_does_not_depend_on_numbering() {
+        // Seeky 0 and 2, sequential 1 and 3: one turn each per round.
+        let mut s = enabled(S, 0);
+        make_seeky(&mut s, 0);
+        make_seeky(&mut s, 2);
+        let mut turns = std::vec::Vec::new();
+        for i in 0..6 {
+            turns.push(s.pick(i * S, 0b1111));
+        }
+        use Pick::*;
+        assert_eq!(
+            turns,
+            [
+                ServeSeeky,
+                Serve(1),
+                Serve(3),
+                ServeSeeky,
+                Serve(1),
+                Serve(3)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_group_is_waited_for_as_a_whole() {
+        let mut s = enabled(S, 20);
         make_seeky(&mut s, 1);
         assert_eq!(s.pick(0, 0b10), Pick::ServeSeeky);
         s.serviced(1, 10);
-        // The seeky ctxs ran empty: ctx 0 at once, no anticipation.
-        assert_eq!(s.pick(11, 0b01), Pick::Serve(0));
+        // The group is empty, serviced 1 ns ago: wait for it, as for a ctx.
+        assert_eq!(s.pick(11, 0b01), Pick::Wait { until_ns: 30 });
+        assert_eq!(s.pick(12, 0b11), Pick::ServeSeeky);
+        assert_eq!(s.pick(30, 0b01), Pick::Serve(0));
     }
 
     #[test]
@@ -632,6 +767,66 @@ mod tests {
         assert_eq!(s.pick(11, 0b10), Pick::Wait { until_ns: 100 });
         make_seeky(&mut s, 0);
         assert_eq!(s.pick(12, 0b10), Pick::Serve(1));
+    }
+
+    #[test]
+    fn a_member_that_turns_sequential_stays_for_the_slice() {
+        let mut s = enabled(S, 0);
+        make_seeky(&mut s, 1);
+        make_seeky(&mut s, 2);
+        assert_eq!(s.pick(0, 0b110), Pick::ServeSeeky);
+        make_sequential(&mut s, 2);
+        assert_eq!(s.pick(10, 0b100), Pick::ServeSeeky);
+        assert_eq!(s.shared_mask(), 0b110);
+        s.serviced(2, 20);
+        // A ctx that turns seeky joins the running slice.
+        make_seeky(&mut s, 3);
+        assert_eq!(s.pick(30, 0b1000), Pick::ServeSeeky);
+        assert_eq!(s.shared_mask(), 0b1110);
+    }
+
+    #[test]
+    fn a_busy_drive_ends_a_shared_slice_without_choosing() {
+        // Herrmann's clock: an exclusive choice made while the group's
+        // request still held the drive would spend its slice waiting.
+        let mut s = enabled(S, 0);
+        s.set_start(SliceStart::Selection);
+        make_seeky(&mut s, 1);
+        assert_eq!(s.pick(0, 0b010), Pick::ServeSeeky);
+        // Slice over while a member's request is still in the drive.
+        assert_eq!(s.pick_busy(S + 10, 0b101), Pick::Idle);
+        assert_eq!(s.active_ctx(), None);
+        // The drive is idle at 1000: ctx 2 comes next, with a fresh clock.
+        s.serviced(1, 1000);
+        assert_eq!(s.pick(1000, 0b101), Pick::Serve(2));
+        assert_eq!(s.slice_end_ns(), Some(1000 + S));
+        // An exclusive slice is never continued while the drive works.
+        assert_eq!(s.pick_busy(1010, 0b101), Pick::Idle);
+        assert_eq!(s.active_ctx(), Some(2));
+    }
+
+    #[test]
+    fn offer_is_pick_when_idle_and_pick_busy_when_not() {
+        let mut s = SliceSched::new();
+        assert_eq!(s.offer(0, 0b1, false).mask, u64::MAX);
+        s.set_slice_ns(S);
+        s.set_idle_ns(S);
+        make_seeky(&mut s, 1);
+        assert_eq!(s.offer(0, 0b11, true).mask, 0b01);
+        // Exclusive: nothing while the drive works.
+        assert_eq!(s.offer(1, 0b11, false).mask, 0);
+        s.serviced(0, 5);
+        // Anticipation: ctx 0 is waited for until its slice ends (and is
+        // extended: it was served), then until 5 + S.
+        let wait = |until| Offer {
+            mask: 0,
+            wake_ns: Some(until),
+        };
+        assert_eq!(s.offer(6, 0b10, true), wait(S));
+        assert_eq!(s.offer(S, 0b10, true), wait(5 + S));
+        assert_eq!(s.offer(5 + S, 0b10, true).mask, 0b10);
+        // Shared: its requests flow while the drive works.
+        assert_eq!(s.offer(6 + S, 0b10, false).mask, 0b10);
     }
 
     #[test]

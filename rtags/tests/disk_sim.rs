@@ -15,6 +15,8 @@
 
 mod sim;
 
+use rtags::slice::SliceStart;
+
 use sim::{Outcome, Pattern, Sim};
 
 /// The device: 16 GiB.
@@ -121,6 +123,33 @@ fn ncq_reorders_random_reads_and_seeky_ctxs_keep_it_under_slices() {
             sliced * 100 >= eight * 97,
             "{slice} us: 8 jobs {sliced} vs {eight} without slices"
         );
+    }
+}
+
+#[test]
+fn in_the_mix_no_job_starves_under_either_clock() {
+    // One random reader (job 3, seeky) among seven sequential ones: the
+    // seeky group takes its turn like a ctx, and an exclusive slice never
+    // starts while the group's request still holds the drive.
+    let base = mix(0).job_iops(3);
+    for start in [SliceStart::FirstCompletion, SliceStart::Selection] {
+        for slice in SLICES_US.into_iter().filter(|&s| s != 0) {
+            let mut sim = Sim::new(CAPACITY, Pattern::SeqRead, 8).slice_us(slice);
+            sim.jobs[3] = Pattern::RandRead;
+            sim.start = start;
+            let o = sim.run();
+            for j in 0..8 {
+                assert!(o.job_iops(j) > 0, "{start:?} {slice} us: job {j} starved");
+            }
+            // With the default clock the group's slice does not run out
+            // during its seek, and the random reader does at least as
+            // well as without slices.
+            assert!(
+                start == SliceStart::Selection || o.job_iops(3) >= base,
+                "{start:?} {slice} us: the random reader {} < {base} without slices",
+                o.job_iops(3)
+            );
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! job does between `io_getevents` and `io_submit`.
 
 use rtags::disk::{Command, Disk, DiskParams, DiskStats};
-use rtags::slice::{Pick, SliceSched, SliceStart};
+use rtags::slice::{SliceSched, SliceStart};
 
 /// Bytes per request.
 pub const BS: u32 = 4096;
@@ -173,7 +173,6 @@ impl Sim {
         };
         // Requests in the drive: (job, its command, done).
         let mut serving: Vec<(usize, Command, u64)> = Vec::new();
-        let mut wake_at: Option<u64> = None;
         let mut warm: Option<DiskStats> = None;
         let mut now = 0;
         while now < self.run_ns {
@@ -204,33 +203,16 @@ impl Sim {
                 jobs[j].arrival = Some(now + self.turnaround_ns - self.jitter_ns + jitter);
                 false
             });
-            if wake_at.is_some_and(|t| t <= now) {
-                wake_at = None;
-            }
-            // Which ctxs may send the drive requests (a mask): all of them
-            // (arrival order into the drive's queue), or, with slices, what
-            // the scheduler picks when the drive is idle or the seeky ctxs
-            // share the slice (as the spindle does).
-            let allowed = if !sched.is_enabled() {
-                Some(u64::MAX)
-            } else if serving.is_empty() || sched.is_shared() {
-                let mask = jobs
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, j)| j.queued.is_some())
-                    .fold(0u64, |m, (i, _)| m | 1 << i);
-                match sched.pick(now, mask) {
-                    Pick::Serve(c) => Some(1 << c).filter(|_| serving.is_empty()),
-                    Pick::ServeSeeky => Some(sched.seeky_mask()),
-                    Pick::Wait { until_ns } => {
-                        wake_at = Some(until_ns);
-                        None
-                    }
-                    Pick::Idle => None,
-                }
-            } else {
-                None
-            };
+            // Which ctxs may send the drive requests (a mask): the very
+            // rule the spindle follows.
+            let pending = jobs
+                .iter()
+                .enumerate()
+                .filter(|(_, j)| j.queued.is_some())
+                .fold(0u64, |m, (i, _)| m | 1 << i);
+            let offer = sched.offer(now, pending, serving.is_empty());
+            let wake_at = offer.wake_ns;
+            let allowed = Some(offer.mask).filter(|m| m & pending != 0);
             if let Some(mask) = allowed {
                 loop {
                     let mut queue: Vec<(usize, Command)> = jobs
