@@ -29,7 +29,7 @@ cd /blktests || exit 1
 # "none" runs no device tests.
 device_tests=${BLKTESTS_DEVICE_TESTS:-block/003 block/004 block/005 block/007 block/008 block/012 block/036 block/042}
 group_tests=${BLKTESTS_GROUP_TESTS-rnull}
-configs=${RNULL_BLKTESTS_CONFIGS:-mem:memory_backed=1 gb=4}
+configs=${RNULL_BLKTESTS_CONFIGS:-mem:memory_backed=1 gb=4 discard=1}
 results=/tmp/blktests-results
 n=0 failed=0
 
