@@ -11,7 +11,8 @@
 #
 # 1. Device tests (BLKTESTS_DEVICE_TESTS) once per rnull configuration in
 #    RNULL_BLKTESTS_CONFIGS ('label:module parameters', ';' between them),
-#    TEST_DEVS being the devices that configuration made.
+#    TEST_DEVS being the device that configuration made through configfs
+#    (module-wide parameters stay module parameters).
 # 2. The tests that set up rnull themselves (BLKTESTS_GROUP_TESTS, the rnull
 #    group by default), with no rnull loaded.
 # BLKTESTS_QUICK=N runs `./check -q N` (blktests' quick run: timed tests
@@ -28,7 +29,7 @@ cd /blktests || exit 1
 # "none" runs no device tests.
 device_tests=${BLKTESTS_DEVICE_TESTS:-block/003 block/004 block/005 block/007 block/008 block/012 block/036 block/042}
 group_tests=${BLKTESTS_GROUP_TESTS-rnull}
-configs=${RNULL_BLKTESTS_CONFIGS:-mem:memory_backed=1 gb=4}
+configs=${RNULL_BLKTESTS_CONFIGS:-mem:memory_backed=1 gb=4 discard=1}
 results=/tmp/blktests-results
 n=0 failed=0
 
@@ -39,13 +40,49 @@ echo "# blktests $(cut -c1-12 UPSTREAM-COMMIT 2>/dev/null), kernel $(uname -r), 
 for m in mq-deadline bfq; do modprobe -q "$m"; done
 echo "# schedulers: $(ls /sys/module | grep -E '^(mq_deadline|bfq|kyber)' | tr '\n' ' ')"
 
-# rnull_test_devs PARAMS...: bring rnull up with these module parameters and
-# print its devices, one a line. When rnull has configfs, this is the place
-# to make each TEST_DEV a configfs device of its own.
+# The configfs device the device tests run on.
+cfg_dev=/sys/kernel/config/rnull/blktests
+
+# rnull_test_devs PARAMS...: load rnull with no device and make one through
+# configfs, as null_blk's users do (`/sys/kernel/config/rnull/blktests`),
+# from parameters written as module parameters: the host budget's
+# (module-wide) stay module parameters, `gb`/`bs` become `size` (MiB) and
+# `blocksize`, every other one is the configfs attribute of that name.
+# Prints the device.
 rnull_test_devs() {
+	rnull_test_devs_down
+	local kv mod=() dev=()
+	for kv in "$@"; do
+		case ${kv%%=*} in
+		host_queue_depth | tag_policy | host_mbps | borrow_expiry_us) mod+=("$kv") ;;
+		gb) dev+=("size=$((${kv#*=} * 1024))") ;;
+		bs) dev+=("blocksize=${kv#*=}") ;;
+		*) dev+=("$kv") ;;
+		esac
+	done
+	modprobe rnull nr_devices=0 "${mod[@]}" || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	mkdir "$cfg_dev" || return 1
+	for kv in "${dev[@]}"; do
+		if [ ! -e "$cfg_dev/${kv%%=*}" ]; then
+			echo "# rnull's configfs has no attribute ${kv%%=*}" >&2
+			return 1
+		fi
+		echo "${kv#*=}" >"$cfg_dev/${kv%%=*}" || return 1
+	done
+	echo 1 >"$cfg_dev/power" || return 1
+	echo "/dev/rnullb$(cat "$cfg_dev/index")"
+}
+
+# rnull_test_devs_down: powers the configfs device off, removes it and
+# unloads rnull (a configfs device holds the module).
+rnull_test_devs_down() {
+	if [ -d "$cfg_dev" ]; then
+		echo 0 >"$cfg_dev/power"
+		rmdir "$cfg_dev"
+	fi
 	rmmod rnull 2>/dev/null
-	modprobe rnull "$@" || return 1
-	ls -d /dev/rnullb* 2>/dev/null
+	return 0
 }
 
 # report LABEL < check's output: one TAP line per result line of ./check
@@ -147,7 +184,8 @@ if [ -n "$device_tests" ] && [ "$device_tests" != none ]; then
 		write_config /tmp/blktests.config $devs
 		# shellcheck disable=SC2086 # one word per test
 		run_check "$label" /tmp/blktests.config $device_tests
-		rmmod rnull || echo "# rmmod rnull failed after [$label]"
+		rnull_test_devs_down
+		! grep -q '^rnull ' /proc/modules || echo "# rmmod rnull failed after [$label]"
 	done
 fi
 

@@ -20,12 +20,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 
 # The rnull configurations TEST_DEVS come from ('label:module parameters').
-# mem: memory-backed (discard, write-zeroes, a volatile write cache, so
+# mem: memory-backed with discard (configfs devices, like null_blk's, have
+# none unless asked), write-zeroes, a volatile write cache (so
 # flushes reach the driver), softirq completions. timer-host: the same
 # behind blocking queues, hrtimer completions and a 32-tag host budget that
 # block/004's 64 jobs and block/005's per-CPU jobs overrun.
-mem="mem:memory_backed=1 gb=4"
-timer_host="timer-host:memory_backed=1 gb=4 blocking=1 irqmode=2 completion_nsec=20000 host_queue_depth=32 tag_policy=borrow"
+mem="mem:memory_backed=1 gb=4 discard=1"
+timer_host="timer-host:memory_backed=1 gb=4 discard=1 blocking=1 irqmode=2 completion_nsec=20000 host_queue_depth=32 tag_policy=borrow"
 case $mode in
 full)
 	configs=${RNULL_BLKTESTS_CONFIGS:-$mem;$timer_host}
