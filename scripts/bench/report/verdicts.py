@@ -318,7 +318,9 @@ def slice_verdicts(rs):
     max_nj = max(nj for _, _, nj in cells)
     slices = sorted({ts for _, ts, _ in cells if ts})
     for wl in ("seqread", "seqwrite"):
-        r = cells.get((wl, SLICE_GAIN_TS, max_nj))
+        # Herrmann's gain is for reads: a write-through drive waits a
+        # revolution for every sequential write, slice or not.
+        r = cells.get((wl, SLICE_GAIN_TS, max_nj)) if wl == "seqread" else None
         if r and r["ratio"] is not None:
             check("gain", r["ratio"] >= SLICE_GAIN_TARGET,
                   f"{wl}, {max_nj} jobs: ts{SLICE_GAIN_TS} / ts0 = "
