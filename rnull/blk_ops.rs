@@ -12,8 +12,11 @@ use crate::{
         dispatch::Dispatch,
         dispatch::RqList,
         operations::{ForeignBorrowed, Operations},
+        poll::{PollBatch, PollList},
         random::chance_percent,
         request::{Op, Pending, Refused, Request, Started, Status},
+        tagset::{HctxType, QueueMaps},
+        time::now_ns,
     },
     rtags::bitmap::initial_hint,
     spindle::Spindle,
@@ -83,6 +86,7 @@ impl Operations for RNullOps {
             .wrapping_add(index);
         HwQueue {
             hint: AtomicU32::new(initial_hint(slot)),
+            polled: PollList::new(),
         }
     }
 
@@ -140,6 +144,17 @@ impl Operations for RNullOps {
         } else {
             None
         };
+        if ctx.polled() {
+            // A poll queue raises no interrupt whatever `irqmode` says (as
+            // null_blk's): the request waits on its queue until its
+            // submitter polls, and with a bandwidth limit until its bytes
+            // have crossed the links too.
+            rq.data().set_status(status);
+            rq.data()
+                .set_due_ns(delay.map_or(0, |d| now_ns().saturating_add(d).max(1)));
+            hw.polled.push(rq);
+            return Ok(started);
+        }
         match (dev.config.irqmode, delay) {
             (IrqMode::None, None) => ctx.end(rq, status),
             (IrqMode::Softirq, None) => {
@@ -164,6 +179,51 @@ impl Operations for RNullOps {
     /// a plug list of two or more ends its inline completions in one batch.
     fn queue_rqs(list: RqList<'_, Self>) {
         list.queue_each();
+    }
+
+    /// The default queues take every CPU's I/O, the poll queues after them
+    /// its polled I/O; reads have no queues of their own (as null_blk's).
+    fn map_queues(maps: &mut QueueMaps<'_>) {
+        let counts = maps.counts();
+        let default = maps.map(HctxType::Default, counts.default);
+        let poll = maps.map(HctxType::Poll, counts.poll);
+        if default.is_err() || poll.is_err() {
+            // kapi's counts always fit its set; kapi falls back to the
+            // default queues alone if the default map is missing.
+            pr_err!(
+                "map_queues: cannot map {} default and {} poll queues\n",
+                counts.default,
+                counts.poll
+            );
+        }
+    }
+
+    /// Ends every parked request whose bandwidth delay, if any, is over.
+    fn poll(hw: &HwQueue, dev: ArcBorrow<'_, DeviceData>, batch: &PollBatch<'_>) -> u32 {
+        if hw.polled.is_empty() {
+            return 0;
+        }
+        let mut ended = 0;
+        // The clock is read only for a request with a delay.
+        let mut now = 0;
+        for rq in hw.polled.take_all() {
+            let due = rq.data().due_ns();
+            if due != 0 {
+                if now == 0 {
+                    now = now_ns();
+                }
+                if due > now {
+                    hw.polled.push(rq);
+                    continue;
+                }
+            }
+            let status = rq.data().status();
+            batch.end(rq, status);
+            ended += 1;
+        }
+        // Relaxed: a statistic.
+        dev.polled.fetch_add(u64::from(ended), Ordering::Relaxed);
+        ended
     }
 
     #[inline]

@@ -7,7 +7,7 @@ use crate::{
     params,
     rtags::{disk::DiskParams, policy::Policy, slice::SliceStart},
 };
-use kernel::prelude::*;
+use kernel::{prelude::*, str::CStr};
 
 /// How requests complete.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -25,6 +25,8 @@ pub(crate) enum IrqMode {
 pub(crate) struct Config {
     pub(crate) nr_devices: u32,
     pub(crate) submit_queues: u32,
+    /// Hardware queues for polled I/O, after the submit queues.
+    pub(crate) poll_queues: u32,
     pub(crate) hw_queue_depth: u32,
     pub(crate) block_size: u32,
     /// Size in MiB (the module parameter is in GiB, configfs in MiB).
@@ -95,6 +97,42 @@ pub(crate) fn disk_params(capacity_sectors: u64) -> Result<DiskParams> {
     Ok(p)
 }
 
+/// Whose setting a log line is about: a configfs directory's
+/// (`rnull/<dir>: `) or, for `None`, the module parameter's (nothing).
+pub(crate) struct Who<'a>(pub(crate) Option<&'a CStr>);
+
+impl core::fmt::Display for Who<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Some(dir) => write!(f, "rnull/{dir}: "),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `poll_queues`, clamped to the `cpus` possible CPUs as `submit_queues`
+/// is, with a warning: blk-mq spreads the CPUs over the poll queues, so
+/// more would stay unused.
+pub(crate) fn clamp_poll_queues(poll_queues: u32, cpus: u32, who: Who<'_>) -> u32 {
+    if poll_queues > cpus {
+        pr_warn!(
+            "{who}poll_queues={poll_queues} is more than the {cpus} possible CPUs, using {cpus}\n"
+        );
+        return cpus;
+    }
+    poll_queues
+}
+
+/// The rotational model has no poll queues: its one actuator serves every
+/// request of the device in the model's order, which polled requests
+/// would bypass. Says so if `poll_queues` asked for some.
+pub(crate) fn model_poll_queues(poll_queues: u32, who: Who<'_>) -> u32 {
+    if poll_queues != 0 {
+        pr_info!("{who}rotational_model has one actuator and no poll queues: using poll_queues=0, not {poll_queues}\n");
+    }
+    0
+}
+
 impl Config {
     /// Whether fault injection is on (kept off the request path otherwise).
     pub(crate) fn injects_faults(&self) -> bool {
@@ -116,15 +154,19 @@ impl Config {
             pr_warn!("submit_queues={submit_queues} is more than the {cpus} possible CPUs, using {cpus}\n");
             submit_queues = cpus;
         }
+        let poll_queues = clamp_poll_queues(param_u32(params::POLL_QUEUES.get())?, cpus, Who(None));
         let size_mib = u64::try_from(params::GB.get()).map_err(|_| EINVAL)? << 10;
-        let model = if params::ROTATIONAL_MODEL.get() != 0 {
+        let (model, poll_queues) = if params::ROTATIONAL_MODEL.get() != 0 {
             if submit_queues != 1 {
                 pr_warn!("rotational_model has one actuator: using submit_queues=1, not {submit_queues}\n");
                 submit_queues = 1;
             }
-            Some(disk_params(size_mib << 11)?)
+            (
+                Some(disk_params(size_mib << 11)?),
+                model_poll_queues(poll_queues, Who(None)),
+            )
         } else {
-            None
+            (None, poll_queues)
         };
         let memory_backed = params::MEMORY_BACKED.get() != 0;
         let time_slice_us = u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?;
@@ -143,6 +185,7 @@ impl Config {
         Ok(Self {
             nr_devices: param_u32(params::NR_DEVICES.get())?,
             submit_queues,
+            poll_queues,
             hw_queue_depth: param_u32(params::HW_QUEUE_DEPTH.get())?,
             block_size: param_u32(params::BS.get())?,
             size_mib,

@@ -13,12 +13,10 @@
 //! A bad value fails with `EINVAL` and a log line naming the attribute and
 //! its range, which is the module parameter's.
 //!
-//! The subsystem's `features` lists the attributes that work.
-//! `poll_queues` exists for scripts that write 0, but rnull has no poll
-//! queues: it accepts only 0 and is not in `features`.
+//! The subsystem's `features` lists the attributes that work: all of them.
 
 use crate::{
-    config::{disk_params, Config, IrqMode},
+    config::{clamp_poll_queues, disk_params, model_poll_queues, Config, IrqMode, Who},
     device::{Device, Registry},
     kapi::{
         configfs::{AttributeOperations, GroupOperations},
@@ -193,13 +191,10 @@ const ATTRS: [FileSpec; 21] = [
     rw(c_str!("time_slice_us")),
 ];
 
-/// `poll_queues`: rnull has none.
-const NO_POLL_QUEUES: IntRange = IntRange::new(0, 0);
-
 impl Attr {
-    /// Whether `features` lists it: everything but `poll_queues`.
+    /// Whether `features` lists it: every attribute works.
     fn is_feature(self) -> bool {
-        self != Attr::PollQueues
+        true
     }
 
     /// The values a write may give it: the module parameter's range where
@@ -213,7 +208,7 @@ impl Attr {
             Attr::Irqmode => params::IRQMODE.range(),
             Attr::MaxSectors => params::MAX_SECTORS.range(),
             Attr::Mbps => params::MBPS.range(),
-            Attr::PollQueues => &NO_POLL_QUEUES,
+            Attr::PollQueues => params::POLL_QUEUES.range(),
             Attr::Size => &params::SIZE_MIB,
             Attr::SubmitQueues => params::SUBMIT_QUEUES.range(),
             Attr::TimeSliceUs => params::TIME_SLICE_US.range(),
@@ -249,6 +244,7 @@ struct Settings {
     size_mib: u64,
     blocksize: u32,
     submit_queues: u32,
+    poll_queues: u32,
     hw_queue_depth: u32,
     irqmode: IrqMode,
     completion_nsec: u64,
@@ -276,6 +272,7 @@ impl Settings {
             size_mib: c.size_mib,
             blocksize: c.block_size,
             submit_queues: c.submit_queues,
+            poll_queues: c.poll_queues,
             hw_queue_depth: c.hw_queue_depth,
             irqmode: c.irqmode,
             completion_nsec: c.completion_nsec,
@@ -311,7 +308,8 @@ impl Settings {
             Attr::Mbps => self.mbps as i64,
             Attr::MemoryBacked => b(self.memory_backed),
             Attr::NoSched => b(self.no_sched),
-            Attr::PollQueues | Attr::Power => 0,
+            Attr::PollQueues => self.poll_queues.into(),
+            Attr::Power => 0,
             Attr::Rotational => b(self.rotational),
             Attr::RotationalModel => b(self.rotational_model),
             Attr::SharedTags => b(self.shared_tags),
@@ -346,8 +344,9 @@ impl Settings {
             Attr::Mbps => self.mbps = u64v()?,
             Attr::MemoryBacked => self.memory_backed = on,
             Attr::NoSched => self.no_sched = on,
-            // Only 0 gets here; power is not a setting.
-            Attr::PollQueues | Attr::Power => {}
+            Attr::PollQueues => self.poll_queues = u32v()?,
+            // Power is not a setting.
+            Attr::Power => {}
             Attr::Rotational => self.rotational = on,
             Attr::RotationalModel => self.rotational_model = on,
             Attr::SharedTags => self.shared_tags = on,
@@ -361,8 +360,9 @@ impl Settings {
     /// The configuration of the device these settings make, on top of the
     /// load's `base` (request timeout, fault injection, slice start and
     /// the model's parameters come from the module parameters). Clamps
-    /// `submit_queues` as the module parameter is clamped, with a warning;
-    /// refuses model parameters that do not fit together.
+    /// `submit_queues` and `poll_queues` as the module parameters are
+    /// clamped, with a warning; refuses model parameters that do not fit
+    /// together.
     fn make_config(&mut self, base: &Config, dir: &CStr) -> Result<Config> {
         let cpus = possible_cpus();
         if self.submit_queues > cpus {
@@ -372,6 +372,7 @@ impl Settings {
             );
             self.submit_queues = cpus;
         }
+        self.poll_queues = clamp_poll_queues(self.poll_queues, cpus, Who(Some(dir)));
         let capacity_sectors = self.size_mib << 11;
         let model = if self.rotational_model {
             if self.submit_queues != 1 {
@@ -381,12 +382,14 @@ impl Settings {
                 );
                 self.submit_queues = 1;
             }
+            self.poll_queues = model_poll_queues(self.poll_queues, Who(Some(dir)));
             Some(disk_params(capacity_sectors)?)
         } else {
             None
         };
         let mut c = *base;
         c.submit_queues = self.submit_queues;
+        c.poll_queues = self.poll_queues;
         c.hw_queue_depth = self.hw_queue_depth;
         c.block_size = self.blocksize;
         c.size_mib = self.size_mib;

@@ -50,6 +50,7 @@ struct RegistryState {
 fn tagset_config(config: &Config) -> TagSetConfig {
     TagSetConfig {
         nr_hw_queues: config.submit_queues,
+        poll_queues: config.poll_queues,
         queue_depth: config.hw_queue_depth,
         blocking: config.blocking,
         no_sched: config.no_sched,
@@ -141,22 +142,26 @@ impl Registry {
         let wanted = tagset_config(config);
         if (
             wanted.nr_hw_queues,
+            wanted.poll_queues,
             wanted.queue_depth,
             wanted.blocking,
             wanted.no_sched,
         ) != (
             shared.nr_hw_queues,
+            shared.poll_queues,
             shared.queue_depth,
             shared.blocking,
             shared.no_sched,
         ) {
             pr_err!(
-                "rnullb{index}: shared_tags=1 uses the module-wide tag set (submit_queues={} hw_queue_depth={} blocking={} no_sched={}, from the module parameters); this device has submit_queues={} hw_queue_depth={} blocking={} no_sched={}\n",
+                "rnullb{index}: shared_tags=1 uses the module-wide tag set (submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}, from the module parameters); this device has submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}\n",
                 shared.nr_hw_queues,
+                shared.poll_queues,
                 shared.queue_depth,
                 u8::from(shared.blocking),
                 u8::from(shared.no_sched),
                 wanted.nr_hw_queues,
+                wanted.poll_queues,
                 wanted.queue_depth,
                 u8::from(wanted.blocking),
                 u8::from(wanted.no_sched),

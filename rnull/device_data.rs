@@ -8,7 +8,7 @@
 use crate::{
     config::Config,
     host_budget::HostLink,
-    kapi::{pages::PageStore, request::Status, time::now_ns, timer::Timer},
+    kapi::{pages::PageStore, poll::PollList, request::Status, time::now_ns, timer::Timer},
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
@@ -46,6 +46,8 @@ pub(crate) struct DeviceData {
     pub(crate) injected_timeouts: AtomicU64,
     /// Requests requeued by fault injection.
     pub(crate) injected_requeues: AtomicU64,
+    /// Requests ended by polling (`poll` of a poll queue).
+    pub(crate) polled: AtomicU64,
     /// The device's bandwidth limit (`mbps`).
     pub(crate) link: Throttle,
 }
@@ -72,8 +74,11 @@ impl DeviceData {
             None => None,
         };
         let link = Throttle::new(config.mbps)?;
-        let mut slices = KVec::with_capacity(config.submit_queues as usize, GFP_KERNEL)?;
-        for _ in 0..config.submit_queues {
+        // One per hardware queue, poll queues included (they have the
+        // file too; without the model it changes nothing).
+        let queues = config.submit_queues + config.poll_queues;
+        let mut slices = KVec::with_capacity(queues as usize, GFP_KERNEL)?;
+        for _ in 0..queues {
             slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
         }
         Ok(Arc::new(
@@ -87,6 +92,7 @@ impl DeviceData {
                 completion_nsec: AtomicU64::new(config.completion_nsec),
                 injected_timeouts: AtomicU64::new(0),
                 injected_requeues: AtomicU64::new(0),
+                polled: AtomicU64::new(0),
                 link,
             },
             GFP_KERNEL,
@@ -172,6 +178,9 @@ impl Bandwidth<'_> {
 pub(crate) struct HwQueue {
     /// Where this queue's next host tag search starts (sbitmap's alloc hint).
     pub(crate) hint: AtomicU32,
+    /// A poll queue's started requests, until `poll` ends them (empty on
+    /// the other queues).
+    pub(crate) polled: PollList<RNullOps>,
 }
 
 /// Per request state.
@@ -187,6 +196,9 @@ pub(crate) struct Command {
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
+    /// On a poll queue: the time (`now_ns`) before which `poll` leaves the
+    /// request alone (a bandwidth limit's delay), or 0.
+    due_ns: AtomicU64,
 }
 
 /// No host tag held.
@@ -201,7 +213,21 @@ impl Command {
             arrival_ns: AtomicU64::new(0),
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
+            due_ns: AtomicU64::new(0),
         }
+    }
+
+    /// On a poll queue: `poll` ends the request from `ns` on (0: at once).
+    pub(crate) fn set_due_ns(&self, ns: u64) {
+        // Relaxed: `PollList::push` publishes it (Release) to the `poll`
+        // that takes the request (Acquire).
+        self.due_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// What [`Self::set_due_ns`] stored.
+    pub(crate) fn due_ns(&self) -> u64 {
+        // Relaxed: see `set_due_ns`.
+        self.due_ns.load(Ordering::Relaxed)
     }
 
     /// Stores the status to end with (in `queue_rq`).

@@ -22,6 +22,7 @@ use kernel::{c_str, prelude::*, str::CStr, sync::ArcBorrow};
 enum Field {
     Index,
     SubmitQueues,
+    PollQueues,
     HwQueueDepth,
     BlockSize,
     SizeGb,
@@ -36,6 +37,7 @@ enum Field {
     Pages,
     InjectedTimeouts,
     InjectedRequeues,
+    Polled,
     Mbps,
     TagsInFlight,
     TagsLimit,
@@ -47,11 +49,15 @@ enum Field {
 
 /// The files of `rnull/` and what each shows; `completion_nsec` and `mbps`
 /// are writable.
-const TABLE: [(FileSpec, Field); 23] = [
+const TABLE: [(FileSpec, Field); 25] = [
     (FileSpec::new(c_str!("index"), 0o444), Field::Index),
     (
         FileSpec::new(c_str!("submit_queues"), 0o444),
         Field::SubmitQueues,
+    ),
+    (
+        FileSpec::new(c_str!("poll_queues"), 0o444),
+        Field::PollQueues,
     ),
     (
         FileSpec::new(c_str!("hw_queue_depth"), 0o444),
@@ -91,6 +97,7 @@ const TABLE: [(FileSpec, Field); 23] = [
         FileSpec::new(c_str!("injected_requeues"), 0o444),
         Field::InjectedRequeues,
     ),
+    (FileSpec::new(c_str!("polled"), 0o444), Field::Polled),
     (FileSpec::new(c_str!("mbps"), 0o644), Field::Mbps),
     (
         FileSpec::new(c_str!("tags_in_flight"), 0o444),
@@ -208,6 +215,7 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
     let r = match field {
         Field::Index => writeln!(out, "{}", dev.index),
         Field::SubmitQueues => writeln!(out, "{}", c.submit_queues),
+        Field::PollQueues => writeln!(out, "{}", c.poll_queues),
         Field::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
         Field::BlockSize => writeln!(out, "{}", c.block_size),
         // Whole GiB, rounded down (configfs sizes are in MiB).
@@ -235,6 +243,7 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
             writeln!(out, "{}", dev.injected_timeouts.load(Ordering::Relaxed))
         }
         Field::Mbps => writeln!(out, "{}", dev.link.link().mib_per_s()),
+        Field::Polled => writeln!(out, "{}", dev.polled.load(Ordering::Relaxed)),
         Field::InjectedRequeues => {
             writeln!(out, "{}", dev.injected_requeues.load(Ordering::Relaxed))
         }

@@ -22,6 +22,7 @@ pub(crate) mod operations;
 pub(crate) mod pages;
 pub(crate) mod param;
 pub(crate) mod parse;
+pub(crate) mod poll;
 pub(crate) mod random;
 pub(crate) mod request;
 pub(crate) mod rq_fifo;

@@ -42,6 +42,9 @@ module_param!(NR_DEVICES: IntParam = IntParam::new(1, IntRange::new(0, MAX_DEVIC
 module_param!(SUBMIT_QUEUES: IntParam = IntParam::new(1, IntRange::new(1, 256)),
     "submit_queues", 0o444, "int",
     "hardware queues per device, blk-mq's default CPU mapping; clamped to the possible CPUs");
+module_param!(POLL_QUEUES: IntParam = IntParam::new(1, IntRange::new(0, 256)),
+    "poll_queues", 0o444, "int",
+    "hardware queues for polled I/O (io_uring `IOPOLL`, `RWF_HIPRI`) after the submit queues, completed only by polling; clamped to the possible CPUs");
 module_param!(HW_QUEUE_DEPTH: IntParam = IntParam::new(64, IntRange::new(1, 4096)),
     "hw_queue_depth", 0o444, "int", "blk-mq tags per hardware queue (`queue/nr_requests`)");
 module_param!(BS: IntParam = IntParam::new(512, IntRange::power_of_two(512, 4096)),

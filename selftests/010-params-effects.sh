@@ -47,14 +47,14 @@ done
 unload_rnull
 
 cpus=$(nproc)
-load_rnull submit_queues="$cpus"
+load_rnull submit_queues="$cpus" poll_queues=0
 expect_eq "$(ls -d /sys/block/rnullb0/mq/* | wc -l)" "$cpus" "mq directories with submit_queues=$cpus"
 expect_eq "$(dev_attr 0 submit_queues)" "$cpus" "rnull/submit_queues"
 unload_rnull
 
 # More queues than CPUs is clamped, as null_blk does, with a warning.
 kmsg_mark
-load_rnull submit_queues=$((cpus + 3))
+load_rnull submit_queues=$((cpus + 3)) poll_queues=0
 expect_eq "$(ls -d /sys/block/rnullb0/mq/* | wc -l)" "$cpus" "mq directories with submit_queues>CPUs"
 kmsg_since | grep -q "submit_queues=$((cpus + 3)) is more than" || fail "no clamp warning"
 unload_rnull

@@ -5,6 +5,7 @@
 
 bad="nr_devices=65 nr_devices=-1 nr_devices=abc nr_devices=1x
 submit_queues=0 submit_queues=257 submit_queues=
+poll_queues=-1 poll_queues=257 poll_queues=two
 hw_queue_depth=0 hw_queue_depth=4097 hw_queue_depth=99999999999999999999
 bs=256 bs=1000 bs=8192 bs=4k
 gb=0 gb=16385 gb=-5

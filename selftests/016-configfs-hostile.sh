@@ -81,7 +81,7 @@ max_sectors 8 65535
 mbps 0 1048576
 memory_backed 0 1
 no_sched 0 1
-poll_queues 0 0
+poll_queues 0 256
 rotational 0 1
 rotational_model 0 1
 shared_tags 0 1

@@ -140,8 +140,9 @@ pub(super) unsafe fn info_of(rq: *mut bindings::request) -> Info {
 #[repr(C)]
 pub(crate) struct Pdu<T: Operations> {
     timer: Opaque<bindings::hrtimer>,
-    /// Next request in an [`super::rq_fifo::RqFifo`]; only touched by the
-    /// request's owner.
+    /// Next request in an [`super::rq_fifo::RqFifo`] or a
+    /// [`super::poll::PollList`] (a request is on one at most); only touched
+    /// by the request's owner.
     link: core::cell::Cell<*mut bindings::request>,
     /// Set by [`Request::lose`]: nobody owns the request until blk-mq's
     /// timeout handler takes it back.
