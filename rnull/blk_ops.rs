@@ -30,7 +30,11 @@ use kernel::{
 };
 
 impl DeviceData {
-    /// Moves the request's data, if the device keeps any.
+    /// Carries out a started request: moves its data, if the device keeps
+    /// any, and fails it if it touches a bad block (as null_blk's, every
+    /// operation but a flush). With `badblocks_partial_io` a failed
+    /// request moves the data before the bad block's first logical block,
+    /// and a read or write completes those bytes first.
     fn execute(
         &self,
         ctx: &Dispatch<'_>,
@@ -39,6 +43,48 @@ impl DeviceData {
         sector: u64,
         bytes: u32,
     ) -> Status {
+        let hit = match &self.badblocks {
+            Some(bb) if !matches!(op, Op::Flush | Op::Other) => {
+                bb.check(sector, bytes >> 9).map(|bad| (bb, bad))
+            }
+            _ => None,
+        };
+        let Some((bb, bad)) = hit else {
+            return self.move_data(ctx, rq, op, sector, bytes);
+        };
+        if self.config.badblocks_once {
+            bb.forget(bad);
+        }
+        let good = if self.config.badblocks_partial_io {
+            let block = u64::from(self.config.block_size >> 9).max(1);
+            let first = bad.first - bad.first % block;
+            u32::try_from(first.saturating_sub(sector) << 9)
+                .unwrap_or(u32::MAX)
+                .min(bytes)
+        } else {
+            0
+        };
+        if good > 0 {
+            // A failed move leaves nothing to complete.
+            if self.move_data(ctx, rq, op, sector, good) == Status::OK
+                && matches!(op, Op::Read | Op::Write)
+            {
+                rq.data().set_done_bytes(good);
+            }
+        }
+        Status::IO_ERROR
+    }
+
+    /// Moves the first `limit` bytes of the request's data, if the device
+    /// keeps any.
+    fn move_data(
+        &self,
+        ctx: &Dispatch<'_>,
+        rq: &Request<RNullOps>,
+        op: Op,
+        sector: u64,
+        limit: u32,
+    ) -> Status {
         let Some(store) = &self.store else {
             return match op {
                 Op::Other => Status::NOT_SUPPORTED,
@@ -46,10 +92,10 @@ impl DeviceData {
             };
         };
         let done = match op {
-            Op::Read => store.transfer(ctx, rq, false),
-            Op::Write => store.transfer(ctx, rq, true),
+            Op::Read => store.transfer(ctx, rq, false, limit),
+            Op::Write => store.transfer(ctx, rq, true, limit),
             Op::Discard | Op::WriteZeroes => {
-                store.discard(sector, bytes);
+                store.discard(sector, limit);
                 Ok(())
             }
             Op::Flush => Ok(()),
@@ -59,6 +105,17 @@ impl DeviceData {
             Ok(()) => Status::OK,
             Err(_) => Status::IO_ERROR,
         }
+    }
+}
+
+/// Ends `rq` with `status` through `end` (at once, or in a batch), unless
+/// it failed at a bad block after moving some of its bytes
+/// (`badblocks_partial_io`): those are completed first, then the request
+/// fails at once.
+fn finish(rq: Request<RNullOps>, status: Status, end: impl FnOnce(Request<RNullOps>, Status)) {
+    match rq.data().take_done_bytes() {
+        0 => end(rq, status),
+        done => rq.end_partial(done, status),
     }
 }
 
@@ -156,7 +213,7 @@ impl Operations for RNullOps {
             return Ok(started);
         }
         match (dev.config.irqmode, delay) {
-            (IrqMode::None, None) => ctx.end(rq, status),
+            (IrqMode::None, None) => finish(rq, status, |rq, status| ctx.end(rq, status)),
             (IrqMode::Softirq, None) => {
                 rq.data().set_status(status);
                 rq.complete();
@@ -218,7 +275,7 @@ impl Operations for RNullOps {
                 }
             }
             let status = rq.data().status();
-            batch.end(rq, status);
+            finish(rq, status, |rq, status| batch.end(rq, status));
             ended += 1;
         }
         // Relaxed: a statistic.
@@ -235,12 +292,12 @@ impl Operations for RNullOps {
 
     fn complete(rq: Request<Self>) {
         let status = rq.data().status();
-        rq.end(status);
+        finish(rq, status, Request::end);
     }
 
     fn timer_expired(rq: Request<Self>) {
         let status = rq.data().status();
-        rq.end(status);
+        finish(rq, status, Request::end);
     }
 
     fn timed_out(rq: Request<Self>) {

@@ -43,6 +43,11 @@ pub(crate) struct Config {
     pub(crate) fua: bool,
     /// No I/O scheduler (`BLK_MQ_F_NO_SCHED`).
     pub(crate) no_sched: bool,
+    /// A bad block heals after failing one request (configfs only).
+    pub(crate) badblocks_once: bool,
+    /// A request hitting a bad block moves and completes its part before
+    /// the block's first sector, then fails (configfs only).
+    pub(crate) badblocks_partial_io: bool,
     pub(crate) max_sectors: u32,
     pub(crate) host_queue_depth: u32,
     /// Per device bandwidth limit in MiB/s (0: none).
@@ -198,6 +203,8 @@ impl Config {
             discard: memory_backed,
             fua: true,
             no_sched: false,
+            badblocks_once: false,
+            badblocks_partial_io: false,
             max_sectors: param_u32(params::MAX_SECTORS.get())?,
             host_queue_depth,
             mbps: u64::try_from(params::MBPS.get()).map_err(|_| EINVAL)?,

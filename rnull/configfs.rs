@@ -14,16 +14,24 @@
 //! its range, which is the module parameter's.
 //!
 //! The subsystem's `features` lists the attributes that work: all of them.
+//!
+//! `badblocks` is the exception to the rule above, as in null_blk: its
+//! table belongs to the directory, lasts across power cycles and changes
+//! at any time (`+first-last` marks sectors bad, `-first-last` good; a read
+//! lists `first count` per range); a running device fails the requests
+//! that touch a bad range.
 
 use crate::{
     config::{clamp_poll_queues, disk_params, model_poll_queues, Config, IrqMode, Who},
     device::{Device, Registry},
     kapi::{
+        badblocks::{BadBlocks, MAX_RANGES},
         configfs::{AttributeOperations, GroupOperations},
         cpu::possible_cpus,
         disk_files::FileSpec,
         fmt::BufWriter,
-        param::IntRange,
+        param::{Bytes, IntRange},
+        parse::{parse_i64, trim_newline},
     },
     params,
 };
@@ -77,9 +85,11 @@ impl GroupOperations for Devices {
     fn make_group(&self, name: &CStr) -> Result<impl PinInit<DeviceDir, Error>> {
         let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
         let settings = Settings::new(&self.registry);
+        let badblocks = Arc::pin_init(BadBlocks::new(), GFP_KERNEL)?;
         Ok(try_pin_init!(DeviceDir {
             name,
             registry: self.registry.clone(),
+            badblocks,
             state <- new_mutex!(DirState {
                 settings,
                 device: None,
@@ -99,6 +109,9 @@ pub(crate) struct DeviceDir {
     /// The directory's name, for log lines.
     name: CString,
     registry: Arc<Registry>,
+    /// `badblocks`: kept across power cycles, shared with the device.
+    badblocks: Arc<BadBlocks>,
+    /// Serialises the writers of `badblocks` and the power and settings.
     #[pin]
     state: Mutex<DirState>,
 }
@@ -112,6 +125,9 @@ struct DirState {
 /// The attributes of a device directory, in [`ATTRS`] order.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Attr {
+    Badblocks,
+    BadblocksOnce,
+    BadblocksPartialIo,
     Blocking,
     Blocksize,
     CompletionNsec,
@@ -136,7 +152,10 @@ enum Attr {
 }
 
 /// `Attr` by index in [`ATTRS`].
-const KINDS: [Attr; 21] = [
+const KINDS: [Attr; 24] = [
+    Attr::Badblocks,
+    Attr::BadblocksOnce,
+    Attr::BadblocksPartialIo,
     Attr::Blocking,
     Attr::Blocksize,
     Attr::CompletionNsec,
@@ -167,7 +186,10 @@ const fn rw(name: &'static CStr) -> FileSpec {
 
 /// The files of a device directory, in [`KINDS`] order (alphabetical, as
 /// `features` lists them).
-const ATTRS: [FileSpec; 21] = [
+const ATTRS: [FileSpec; 24] = [
+    rw(c_str!("badblocks")),
+    rw(c_str!("badblocks_once")),
+    rw(c_str!("badblocks_partial_io")),
     rw(c_str!("blocking")),
     rw(c_str!("blocksize")),
     rw(c_str!("completion_nsec")),
@@ -198,9 +220,10 @@ impl Attr {
     }
 
     /// The values a write may give it: the module parameter's range where
-    /// there is one.
-    fn range(self) -> &'static IntRange {
-        match self {
+    /// there is one; `None` for `badblocks`, which takes ranges.
+    fn range(self) -> Option<&'static IntRange> {
+        Some(match self {
+            Attr::Badblocks => return None,
             Attr::Blocksize => params::BS.range(),
             Attr::CompletionNsec => params::COMPLETION_NSEC.range(),
             Attr::HwQueueDepth => params::HW_QUEUE_DEPTH.range(),
@@ -212,7 +235,9 @@ impl Attr {
             Attr::Size => &params::SIZE_MIB,
             Attr::SubmitQueues => params::SUBMIT_QUEUES.range(),
             Attr::TimeSliceUs => params::TIME_SLICE_US.range(),
-            Attr::Blocking
+            Attr::BadblocksOnce
+            | Attr::BadblocksPartialIo
+            | Attr::Blocking
             | Attr::Discard
             | Attr::Fua
             | Attr::HostTags
@@ -222,7 +247,7 @@ impl Attr {
             | Attr::Rotational
             | Attr::RotationalModel
             | Attr::SharedTags => &params::BOOL,
-        }
+        })
     }
 }
 
@@ -256,6 +281,8 @@ struct Settings {
     shared_tags: bool,
     max_sectors: u32,
     no_sched: bool,
+    badblocks_once: bool,
+    badblocks_partial_io: bool,
     mbps: u64,
     host_tags: bool,
     rotational_model: bool,
@@ -284,6 +311,8 @@ impl Settings {
             shared_tags: c.shared_tags,
             max_sectors: c.max_sectors,
             no_sched: c.no_sched,
+            badblocks_once: c.badblocks_once,
+            badblocks_partial_io: c.badblocks_partial_io,
             mbps: c.mbps,
             host_tags: registry.host.is_some(),
             rotational_model: c.model.is_some(),
@@ -295,6 +324,10 @@ impl Settings {
     fn get(&self, attr: Attr) -> i64 {
         let b = i64::from;
         match attr {
+            // Not a number: shown by `BadBlocks::show`.
+            Attr::Badblocks => 0,
+            Attr::BadblocksOnce => b(self.badblocks_once),
+            Attr::BadblocksPartialIo => b(self.badblocks_partial_io),
             Attr::Blocking => b(self.blocking),
             Attr::Blocksize => self.blocksize.into(),
             Attr::CompletionNsec => self.completion_nsec as i64,
@@ -325,6 +358,10 @@ impl Settings {
         let u64v = || u64::try_from(v).map_err(|_| EINVAL);
         let on = v != 0;
         match attr {
+            // Not a setting: changed by `DeviceDir::store_badblocks`.
+            Attr::Badblocks => {}
+            Attr::BadblocksOnce => self.badblocks_once = on,
+            Attr::BadblocksPartialIo => self.badblocks_partial_io = on,
             Attr::Blocking => self.blocking = on,
             Attr::Blocksize => self.blocksize = u32v()?,
             Attr::CompletionNsec => self.completion_nsec = u64v()?,
@@ -402,6 +439,8 @@ impl Settings {
         c.discard = self.discard;
         c.fua = self.fua;
         c.no_sched = self.no_sched;
+        c.badblocks_once = self.badblocks_once;
+        c.badblocks_partial_io = self.badblocks_partial_io;
         c.max_sectors = self.max_sectors;
         c.mbps = self.mbps;
         c.model = model;
@@ -424,7 +463,12 @@ impl DeviceDir {
         let config = settings.make_config(&self.registry.config, &self.name)?;
         let device = self
             .registry
-            .create(settings.index, &config, settings.host_tags)
+            .create(
+                settings.index,
+                &config,
+                settings.host_tags,
+                Some(self.badblocks.clone()),
+            )
             .inspect_err(|e| pr_err!("rnull/{}: power on failed: {e:?}\n", &*self.name))?;
         // The clamped values, as null_blk shows them.
         state.settings = settings;
@@ -433,11 +477,77 @@ impl DeviceDir {
     }
 }
 
+/// The last sector a bad range may name: that of the largest device.
+const MAX_BAD_SECTOR: u64 = params::MAX_SECTOR;
+
+/// What a `badblocks` write asks for.
+enum BadBlocksOp {
+    /// `+first-last`.
+    Set(u64, u64),
+    /// `-first-last`.
+    Clear(u64, u64),
+}
+
+/// Parses null_blk's `badblocks` syntax: `+first-last` or `-first-last`,
+/// surrounding whitespace ignored, each number read as `kstrtoull(s, 0)`.
+fn parse_badblocks(input: &[u8]) -> Option<BadBlocksOp> {
+    let start = input.iter().position(|c| !c.is_ascii_whitespace())?;
+    let end = input.iter().rposition(|c| !c.is_ascii_whitespace())?;
+    let (&sign, rest) = input[start..=end].split_first()?;
+    let dash = rest.iter().position(|&c| c == b'-')?;
+    let (first, last) = (&rest[..dash], &rest[dash + 1..]);
+    // No sign of their own: the range's `-` must not make one negative.
+    if first.first() == Some(&b'-') || last.first() == Some(&b'-') {
+        return None;
+    }
+    let first = u64::try_from(parse_i64(first)?).ok()?;
+    let last = u64::try_from(parse_i64(last)?).ok()?;
+    if first > last || last > MAX_BAD_SECTOR {
+        return None;
+    }
+    match sign {
+        b'+' => Some(BadBlocksOp::Set(first, last)),
+        b'-' => Some(BadBlocksOp::Clear(first, last)),
+        _ => None,
+    }
+}
+
+impl DeviceDir {
+    /// A write to `badblocks`: allowed while the device runs (null_blk's
+    /// way to make sectors go bad under I/O).
+    fn store_badblocks(&self, what: &AttrName<'_>, input: &[u8]) -> Result {
+        let Some(op) = parse_badblocks(input) else {
+            pr_err!(
+                "invalid value '{}' for {what}: must be +first-last (mark bad) or -first-last (mark good), sectors with first <= last in 0..={MAX_BAD_SECTOR}\n",
+                Bytes(trim_newline(input))
+            );
+            return Err(EINVAL);
+        };
+        // Writers one at a time, so a refused change restores what the
+        // table had before it.
+        let _state = self.state.lock();
+        let done = match op {
+            BadBlocksOp::Set(first, last) => self.badblocks.set(first, last),
+            BadBlocksOp::Clear(first, last) => self.badblocks.clear(first, last),
+        };
+        done.inspect_err(|_| {
+            pr_err!(
+                "{what}: '{}' refused: the table is full (it holds {} ranges of at most 512 sectors); nothing changed\n",
+                Bytes(trim_newline(input)),
+                MAX_RANGES
+            )
+        })
+    }
+}
+
 impl AttributeOperations for DeviceDir {
     const ATTRS: &'static [FileSpec] = &ATTRS;
 
     fn show(&self, id: usize, out: &mut BufWriter<'_>) -> Result {
         let attr = *KINDS.get(id).ok_or(EINVAL)?;
+        if attr == Attr::Badblocks {
+            return self.badblocks.show(out);
+        }
         let state = self.state.lock();
         let v = match (attr, &state.device) {
             (Attr::Power, d) => i64::from(d.is_some()),
@@ -450,7 +560,10 @@ impl AttributeOperations for DeviceDir {
     fn store(&self, id: usize, input: &[u8]) -> Result {
         let (attr, spec) = KINDS.get(id).zip(ATTRS.get(id)).ok_or(EINVAL)?;
         let what = AttrName(&self.name, spec.name);
-        let v = attr.range().parse(&what, input)?;
+        let Some(range) = attr.range() else {
+            return self.store_badblocks(&what, input);
+        };
+        let v = range.parse(&what, input)?;
         let mut state = self.state.lock();
         if *attr == Attr::Power {
             return self.set_power(&mut state, v != 0);

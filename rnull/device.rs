@@ -13,6 +13,7 @@ use crate::{
     device_data::{DeviceData, RNullOps},
     host_budget::{Host, HostLink},
     kapi::{
+        badblocks::BadBlocks,
         disk::{Disk, DiskBuilder},
         tagset::{TagSet, TagSetConfig},
     },
@@ -80,19 +81,24 @@ impl Registry {
         let n = self.config.nr_devices;
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
-            devices.push(self.create(Some(index), &self.config, true)?, GFP_KERNEL)?;
+            devices.push(
+                self.create(Some(index), &self.config, true, None)?,
+                GFP_KERNEL,
+            )?;
         }
         Ok(devices)
     }
 
     /// Creates and registers a device configured as `config`, named
     /// `rnullb<index>` (`index`, or the lowest free one), in the host
-    /// budget if `host_tags` and there is one.
+    /// budget if `host_tags` and there is one, failing I/O on the bad
+    /// blocks of `badblocks`.
     pub(crate) fn create(
         self: &Arc<Self>,
         index: Option<u32>,
         config: &Config,
         host_tags: bool,
+        badblocks: Option<Arc<BadBlocks>>,
     ) -> Result<Device> {
         let slot = self.take_index(index)?;
         let tagset = if config.shared_tags {
@@ -101,7 +107,7 @@ impl Registry {
             Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
         };
         let host = if host_tags { self.host.clone() } else { None };
-        let disk = build_disk(slot.index, config, tagset, host)?;
+        let disk = build_disk(slot.index, config, tagset, host, badblocks)?;
         Ok(Device {
             index: slot.index,
             _disk: disk,
@@ -213,12 +219,13 @@ fn build_disk(
     config: &Config,
     tagset: Arc<TagSet<RNullOps>>,
     host: Option<Arc<Host>>,
+    badblocks: Option<Arc<BadBlocks>>,
 ) -> Result<Disk<RNullOps>> {
     let link = match &host {
         Some(host) => Some(HostLink::new(host.clone(), index)?),
         None => None,
     };
-    let data = DeviceData::new(index, config, link)?;
+    let data = DeviceData::new(index, config, link, badblocks)?;
     let mut builder = DiskBuilder::new()
         .capacity_sectors(config.capacity_sectors())
         .block_size(config.block_size)?

@@ -8,7 +8,10 @@
 use crate::{
     config::Config,
     host_budget::HostLink,
-    kapi::{pages::PageStore, poll::PollList, request::Status, time::now_ns, timer::Timer},
+    kapi::{
+        badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
+        timer::Timer,
+    },
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
@@ -50,6 +53,9 @@ pub(crate) struct DeviceData {
     pub(crate) polled: AtomicU64,
     /// The device's bandwidth limit (`mbps`).
     pub(crate) link: Throttle,
+    /// The bad blocks of its configfs directory (which keeps them across
+    /// power cycles).
+    pub(crate) badblocks: Option<Arc<BadBlocks>>,
 }
 
 impl DeviceData {
@@ -59,7 +65,12 @@ impl DeviceData {
     // the caller goes on to add the disk, whose partition scan runs deep
     // in the block layer on the same stack.
     #[inline(never)]
-    pub(crate) fn new(index: u32, config: &Config, host: Option<HostLink>) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        index: u32,
+        config: &Config,
+        host: Option<HostLink>,
+        badblocks: Option<Arc<BadBlocks>>,
+    ) -> Result<Arc<Self>> {
         let store = if config.memory_backed {
             Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)
         } else {
@@ -94,6 +105,7 @@ impl DeviceData {
                 injected_requeues: AtomicU64::new(0),
                 polled: AtomicU64::new(0),
                 link,
+                badblocks,
             },
             GFP_KERNEL,
         )?)
@@ -199,6 +211,9 @@ pub(crate) struct Command {
     /// On a poll queue: the time (`now_ns`) before which `poll` leaves the
     /// request alone (a bandwidth limit's delay), or 0.
     due_ns: AtomicU64,
+    /// Bytes to complete successfully before failing the rest (a bad
+    /// block with `badblocks_partial_io`), or 0.
+    done_bytes: AtomicU32,
 }
 
 /// No host tag held.
@@ -214,7 +229,26 @@ impl Command {
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
             due_ns: AtomicU64::new(0),
+            done_bytes: AtomicU32::new(0),
         }
+    }
+
+    /// Stores how many bytes the failed request completes first (in
+    /// `queue_rq`).
+    pub(crate) fn set_done_bytes(&self, bytes: u32) {
+        // Relaxed: as `set_status`.
+        self.done_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Takes what [`Self::set_done_bytes`] stored, leaving 0 for the slot's
+    /// next request.
+    pub(crate) fn take_done_bytes(&self) -> u32 {
+        // Relaxed: as `status`. A load first: the common case stores nothing.
+        let bytes = self.done_bytes.load(Ordering::Relaxed);
+        if bytes != 0 {
+            self.done_bytes.store(0, Ordering::Relaxed);
+        }
+        bytes
     }
 
     /// On a poll queue: `poll` ends the request from `ns` on (0: at once).
@@ -296,5 +330,9 @@ impl SpindleRequest for Command {
 
     fn status(&self) -> Status {
         Command::status(self)
+    }
+
+    fn take_done_bytes(&self) -> u32 {
+        Command::take_done_bytes(self)
     }
 }

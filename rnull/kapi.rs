@@ -8,6 +8,7 @@
 //! Every `unsafe` block of rnull lives under this module; the driver logic
 //! above it is safe Rust.
 
+pub(crate) mod badblocks;
 pub(crate) mod batch;
 pub(crate) mod configfs;
 pub(crate) mod cpu;

@@ -33,6 +33,9 @@ pub(crate) const INDEX: IntRange = IntRange::new(-1, MAX_DEVICES as i64 - 1);
 /// The largest device, in GiB.
 const MAX_GB: i64 = 16384;
 
+/// The last 512-byte sector of the largest device.
+pub(crate) const MAX_SECTOR: u64 = ((MAX_GB as u64) << 21) - 1;
+
 /// A configfs device's `size` in MiB (null_blk's unit), up to `gb`'s bound.
 pub(crate) const SIZE_MIB: IntRange = IntRange::new(1, MAX_GB * 1024);
 

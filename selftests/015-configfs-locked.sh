@@ -1,7 +1,8 @@
 #!/bin/sh
 # While a configfs device is powered on its settings are fixed, as
-# null_blk's: every attribute but power refuses a valid new value with
-# EBUSY and keeps its value; once powered off the same writes work.
+# null_blk's: every attribute but power and badblocks (a table changed at
+# any time, 022-badblocks) refuses a valid new value with EBUSY and keeps
+# its value; once powered off the same writes work.
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/rnull
@@ -12,7 +13,9 @@ echo 64 >$d/size || fail "size=64"
 echo 1 >$d/power || fail "power=1"
 
 # attribute and a valid value different from its default
-values="blocking 1
+values="badblocks_once 1
+badblocks_partial_io 1
+blocking 1
 blocksize 4096
 completion_nsec 12345
 discard 1
@@ -43,7 +46,7 @@ echo "$values" | while read -r attr v; do
 done || exit 1
 # Every attribute of the directory is in the table (power aside).
 for f in $(ls $d); do
-	[ "$f" = power ] && continue
+	[ "$f" = power ] || [ "$f" = badblocks ] && continue
 	echo "$values" | grep -q "^$f " || fail "attribute $f not checked"
 done
 [ -b /dev/rnullb0 ] || fail "rnullb0 gone after refused writes"

@@ -69,7 +69,9 @@ load_rnull nr_devices=0 host_queue_depth=16
 d=$cfs/hostile
 mkdir $d || fail "mkdir $d"
 # name min max: the module parameters' ranges (size in MiB up to gb's 16384 GiB)
-table="blocking 0 1
+table="badblocks_once 0 1
+badblocks_partial_io 0 1
+blocking 0 1
 completion_nsec 0 1000000000
 discard 0 1
 fua 0 1

@@ -15,7 +15,7 @@ expect_eq "$listed" "$files" "features against the directory's files"
 for f in $(echo "$features" | tr ',' ' '); do
 	[ -w $cfs/f/$f ] || fail "feature $f is not a writable file"
 done
-for absent in cache_size badblocks badblocks_once badblocks_partial_io \
+for absent in cache_size \
 	zoned zone_size home_node queue_mode use_per_node_hctx virt_boundary \
 	shared_tag_bitmap; do
 	echo ",$features," | grep -q ",$absent," && fail "features lists $absent"

@@ -200,12 +200,14 @@ impl PageStore {
         Ok(())
     }
 
-    /// Copies a read or write request's data from or to the store.
+    /// Copies a read or write request's first `limit` bytes (all of them
+    /// if it has fewer) from or to the store.
     pub(crate) fn transfer<T: Operations>(
         &self,
         ctx: &Dispatch<'_>,
         rq: &Request<T>,
         write: bool,
+        limit: u32,
     ) -> Result {
         let dir = if write {
             Dir::ToDevice
@@ -217,6 +219,7 @@ impl PageStore {
             // SAFETY: `rq` is a started request we own: its fields, bio chain and bvecs are
             // stable until we end it.
             unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
+        let bytes = bytes.min(limit);
         // Under RCU a write allocates a missing page as it copies, and
         // publishes it with its data (so only a partly written page needs
         // zeroing). Under `xa_lock` (a blocking set) nothing can be
@@ -236,11 +239,16 @@ impl PageStore {
         } else {
             Some(self.lock())
         };
-        while !bio.is_null() {
+        let mut left = bytes;
+        while !bio.is_null() && left > 0 {
             // SAFETY: `bio` is a live bio of the request.
             let (vecs, iter, next) = unsafe { ((*bio).bi_io_vec, (*bio).bi_iter, (*bio).bi_next) };
-            let (mut idx, mut done, mut remaining) =
-                (iter.bi_idx as usize, iter.bi_bvec_done, iter.bi_size);
+            let (mut idx, mut done, mut remaining) = (
+                iter.bi_idx as usize,
+                iter.bi_bvec_done,
+                iter.bi_size.min(left),
+            );
+            left -= remaining;
             while remaining > 0 {
                 // SAFETY: `idx` stays below the bio's vector count while
                 // `remaining` bytes are left, as the block layer guarantees.
