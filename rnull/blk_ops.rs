@@ -14,9 +14,10 @@ use crate::{
         operations::{ForeignBorrowed, Operations},
         poll::{PollBatch, PollList},
         random::chance_percent,
-        request::{Op, Pending, Refused, Request, Started, Status},
+        request::{Info, Op, Pending, Refused, Request, Started, Status},
         tagset::{HctxType, QueueMaps},
         time::now_ns,
+        write_cache::Access,
     },
     rtags::bitmap::initial_hint,
     spindle::Spindle,
@@ -35,22 +36,15 @@ impl DeviceData {
     /// operation but a flush). With `badblocks_partial_io` a failed
     /// request moves the data before the bad block's first logical block,
     /// and a read or write completes those bytes first.
-    fn execute(
-        &self,
-        ctx: &Dispatch<'_>,
-        rq: &Request<RNullOps>,
-        op: Op,
-        sector: u64,
-        bytes: u32,
-    ) -> Status {
+    fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, info: &Info) -> Status {
         let hit = match &self.badblocks {
-            Some(bb) if !matches!(op, Op::Flush | Op::Other) => {
-                bb.check(sector, bytes >> 9).map(|bad| (bb, bad))
+            Some(bb) if !matches!(info.op, Op::Flush | Op::Other) => {
+                bb.check(info.sector, info.bytes >> 9).map(|bad| (bb, bad))
             }
             _ => None,
         };
         let Some((bb, bad)) = hit else {
-            return self.move_data(ctx, rq, op, sector, bytes);
+            return self.move_data(ctx, rq, info, info.bytes);
         };
         if self.config.badblocks_once {
             bb.forget(bad);
@@ -58,16 +52,16 @@ impl DeviceData {
         let good = if self.config.badblocks_partial_io {
             let block = u64::from(self.config.block_size >> 9).max(1);
             let first = bad.first - bad.first % block;
-            u32::try_from(first.saturating_sub(sector) << 9)
+            u32::try_from(first.saturating_sub(info.sector) << 9)
                 .unwrap_or(u32::MAX)
-                .min(bytes)
+                .min(info.bytes)
         } else {
             0
         };
         if good > 0 {
             // A failed move leaves nothing to complete.
-            if self.move_data(ctx, rq, op, sector, good) == Status::OK
-                && matches!(op, Op::Read | Op::Write)
+            if self.move_data(ctx, rq, info, good) == Status::OK
+                && matches!(info.op, Op::Read | Op::Write)
             {
                 rq.data().set_done_bytes(good);
             }
@@ -76,30 +70,44 @@ impl DeviceData {
     }
 
     /// Moves the first `limit` bytes of the request's data, if the device
-    /// keeps any.
+    /// keeps any: through the write cache if it has one.
     fn move_data(
         &self,
         ctx: &Dispatch<'_>,
         rq: &Request<RNullOps>,
-        op: Op,
-        sector: u64,
+        info: &Info,
         limit: u32,
     ) -> Status {
         let Some(store) = &self.store else {
-            return match op {
+            return match info.op {
                 Op::Other => Status::NOT_SUPPORTED,
                 _ => Status::OK,
             };
         };
-        let done = match op {
-            Op::Read => store.transfer(ctx, rq, false, limit),
-            Op::Write => store.transfer(ctx, rq, true, limit),
-            Op::Discard | Op::WriteZeroes => {
-                store.discard(sector, limit);
+        let done = match (&self.cache, info.op) {
+            (_, Op::Other) => return Status::NOT_SUPPORTED,
+            (None, Op::Read) => store.transfer(ctx, rq, false, limit),
+            (None, Op::Write) => store.transfer(ctx, rq, true, limit),
+            (None, Op::Discard | Op::WriteZeroes) => {
+                store.discard(info.sector, limit);
                 Ok(())
             }
-            Op::Flush => Ok(()),
-            Op::Other => return Status::NOT_SUPPORTED,
+            // Without a cache there is nothing to write back.
+            (None, Op::Flush) => Ok(()),
+            (Some(cache), Op::Read) => cache.transfer(store, rq, Access::Read, limit),
+            (Some(cache), Op::Write) => {
+                let access = if info.fua {
+                    Access::WriteFua
+                } else {
+                    Access::Write
+                };
+                cache.transfer(store, rq, access, limit)
+            }
+            (Some(cache), Op::Discard | Op::WriteZeroes) => {
+                cache.discard(store, info.sector, limit);
+                Ok(())
+            }
+            (Some(cache), Op::Flush) => cache.flush(store),
         };
         match done {
             Ok(()) => Status::OK,
@@ -182,7 +190,7 @@ impl Operations for RNullOps {
                 None => return Ok(started),
             }
         }
-        let status = dev.execute(ctx, &rq, info.op, info.sector, info.bytes);
+        let status = dev.execute(ctx, &rq, &info);
         if let Some(spindle) = &dev.spindle {
             rq.data().set_status(status);
             Spindle::submit(spindle, rq, info.sw_queue);

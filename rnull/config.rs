@@ -34,6 +34,8 @@ pub(crate) struct Config {
     pub(crate) irqmode: IrqMode,
     pub(crate) completion_nsec: u64,
     pub(crate) memory_backed: bool,
+    /// Write cache in MiB (0: none); only with `memory_backed`.
+    pub(crate) cache_size_mib: u64,
     pub(crate) shared_tags: bool,
     pub(crate) blocking: bool,
     pub(crate) rotational: bool,
@@ -197,6 +199,7 @@ impl Config {
             irqmode,
             completion_nsec: u64::try_from(params::COMPLETION_NSEC.get()).map_err(|_| EINVAL)?,
             memory_backed,
+            cache_size_mib: u64::try_from(params::CACHE_SIZE.get()).map_err(|_| EINVAL)?,
             shared_tags: params::SHARED_TAGS.get() != 0,
             blocking: params::BLOCKING.get() != 0,
             rotational: params::ROTATIONAL.get() != 0 || model.is_some(),
@@ -225,6 +228,16 @@ impl Config {
             inject_requeue_percent: param_u32(params::INJECT_REQUEUE_PERCENT.get())?,
             rq_timeout_ms: param_u32(params::RQ_TIMEOUT_MS.get())?,
         })
+    }
+
+    /// The write cache in MiB the device has: `cache_size`, which only a
+    /// memory-backed device uses (null_blk's rule).
+    pub(crate) fn write_cache_mib(&self) -> u64 {
+        if self.memory_backed {
+            self.cache_size_mib
+        } else {
+            0
+        }
     }
 
     /// Device size in 512-byte sectors.

@@ -15,6 +15,11 @@
 //!
 //! The subsystem's `features` lists the attributes that work: all of them.
 //!
+//! The data of a memory-backed device belongs to the directory too, as in
+//! null_blk: it lasts across power cycles (what the write cache of
+//! `cache_size` held and no flush wrote back does not) and goes with
+//! `rmdir`.
+//!
 //! `badblocks` is the exception to the rule above, as in null_blk: its
 //! table belongs to the directory, lasts across power cycles and changes
 //! at any time (`+first-last` marks sectors bad, `-first-last` good; a read
@@ -24,12 +29,14 @@
 use crate::{
     config::{clamp_poll_queues, disk_params, model_poll_queues, Config, IrqMode, Who},
     device::{Device, Registry},
+    device_data::Backing,
     kapi::{
         badblocks::{BadBlocks, MAX_RANGES},
         configfs::{AttributeOperations, GroupOperations},
         cpu::possible_cpus,
         disk_files::FileSpec,
         fmt::BufWriter,
+        pages::PageStore,
         param::{Bytes, IntRange},
         parse::{parse_i64, trim_newline},
     },
@@ -93,6 +100,7 @@ impl GroupOperations for Devices {
             state <- new_mutex!(DirState {
                 settings,
                 device: None,
+                store: None,
             }),
         }? Error))
     }
@@ -120,6 +128,8 @@ pub(crate) struct DeviceDir {
 struct DirState {
     settings: Settings,
     device: Option<Device>,
+    /// The data of a memory-backed device, made at its first power on.
+    store: Option<Arc<PageStore>>,
 }
 
 /// The attributes of a device directory, in [`ATTRS`] order.
@@ -130,6 +140,7 @@ enum Attr {
     BadblocksPartialIo,
     Blocking,
     Blocksize,
+    CacheSize,
     CompletionNsec,
     Discard,
     Fua,
@@ -152,12 +163,13 @@ enum Attr {
 }
 
 /// `Attr` by index in [`ATTRS`].
-const KINDS: [Attr; 24] = [
+const KINDS: [Attr; 25] = [
     Attr::Badblocks,
     Attr::BadblocksOnce,
     Attr::BadblocksPartialIo,
     Attr::Blocking,
     Attr::Blocksize,
+    Attr::CacheSize,
     Attr::CompletionNsec,
     Attr::Discard,
     Attr::Fua,
@@ -186,12 +198,13 @@ const fn rw(name: &'static CStr) -> FileSpec {
 
 /// The files of a device directory, in [`KINDS`] order (alphabetical, as
 /// `features` lists them).
-const ATTRS: [FileSpec; 24] = [
+const ATTRS: [FileSpec; 25] = [
     rw(c_str!("badblocks")),
     rw(c_str!("badblocks_once")),
     rw(c_str!("badblocks_partial_io")),
     rw(c_str!("blocking")),
     rw(c_str!("blocksize")),
+    rw(c_str!("cache_size")),
     rw(c_str!("completion_nsec")),
     rw(c_str!("discard")),
     rw(c_str!("fua")),
@@ -225,6 +238,7 @@ impl Attr {
         Some(match self {
             Attr::Badblocks => return None,
             Attr::Blocksize => params::BS.range(),
+            Attr::CacheSize => params::CACHE_SIZE.range(),
             Attr::CompletionNsec => params::COMPLETION_NSEC.range(),
             Attr::HwQueueDepth => params::HW_QUEUE_DEPTH.range(),
             Attr::Index => &params::INDEX,
@@ -274,6 +288,7 @@ struct Settings {
     irqmode: IrqMode,
     completion_nsec: u64,
     memory_backed: bool,
+    cache_size_mib: u64,
     discard: bool,
     fua: bool,
     rotational: bool,
@@ -304,6 +319,7 @@ impl Settings {
             irqmode: c.irqmode,
             completion_nsec: c.completion_nsec,
             memory_backed: c.memory_backed,
+            cache_size_mib: c.cache_size_mib,
             discard: c.discard,
             fua: c.fua,
             rotational: c.rotational,
@@ -330,6 +346,7 @@ impl Settings {
             Attr::BadblocksPartialIo => b(self.badblocks_partial_io),
             Attr::Blocking => b(self.blocking),
             Attr::Blocksize => self.blocksize.into(),
+            Attr::CacheSize => self.cache_size_mib as i64,
             Attr::CompletionNsec => self.completion_nsec as i64,
             Attr::Discard => b(self.discard),
             Attr::Fua => b(self.fua),
@@ -364,6 +381,7 @@ impl Settings {
             Attr::BadblocksPartialIo => self.badblocks_partial_io = on,
             Attr::Blocking => self.blocking = on,
             Attr::Blocksize => self.blocksize = u32v()?,
+            Attr::CacheSize => self.cache_size_mib = u64v()?,
             Attr::CompletionNsec => self.completion_nsec = u64v()?,
             Attr::Discard => self.discard = on,
             Attr::Fua => self.fua = on,
@@ -433,6 +451,7 @@ impl Settings {
         c.irqmode = self.irqmode;
         c.completion_nsec = self.completion_nsec;
         c.memory_backed = self.memory_backed;
+        c.cache_size_mib = self.cache_size_mib;
         c.shared_tags = self.shared_tags;
         c.blocking = self.blocking;
         c.rotational = self.rotational || model.is_some();
@@ -461,18 +480,23 @@ impl DeviceDir {
         }
         let mut settings = state.settings;
         let config = settings.make_config(&self.registry.config, &self.name)?;
+        let store = match (&state.store, config.memory_backed) {
+            (Some(store), _) => Some(store.clone()),
+            (None, true) => Some(Arc::pin_init(PageStore::new(), GFP_KERNEL)?),
+            (None, false) => None,
+        };
+        let backing = Backing {
+            badblocks: Some(self.badblocks.clone()),
+            store: store.clone(),
+        };
         let device = self
             .registry
-            .create(
-                settings.index,
-                &config,
-                settings.host_tags,
-                Some(self.badblocks.clone()),
-            )
+            .create(settings.index, &config, settings.host_tags, backing)
             .inspect_err(|e| pr_err!("rnull/{}: power on failed: {e:?}\n", &*self.name))?;
         // The clamped values, as null_blk shows them.
         state.settings = settings;
         state.device = Some(device);
+        state.store = store;
         Ok(())
     }
 }

@@ -10,10 +10,9 @@
 
 use crate::{
     config::Config,
-    device_data::{DeviceData, RNullOps},
+    device_data::{Backing, DeviceData, RNullOps},
     host_budget::{Host, HostLink},
     kapi::{
-        badblocks::BadBlocks,
         disk::{Disk, DiskBuilder},
         tagset::{TagSet, TagSetConfig},
     },
@@ -82,7 +81,7 @@ impl Registry {
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
             devices.push(
-                self.create(Some(index), &self.config, true, None)?,
+                self.create(Some(index), &self.config, true, Backing::default())?,
                 GFP_KERNEL,
             )?;
         }
@@ -91,14 +90,14 @@ impl Registry {
 
     /// Creates and registers a device configured as `config`, named
     /// `rnullb<index>` (`index`, or the lowest free one), in the host
-    /// budget if `host_tags` and there is one, failing I/O on the bad
-    /// blocks of `badblocks`.
+    /// budget if `host_tags` and there is one, on `backing`'s bad blocks and
+    /// data.
     pub(crate) fn create(
         self: &Arc<Self>,
         index: Option<u32>,
         config: &Config,
         host_tags: bool,
-        badblocks: Option<Arc<BadBlocks>>,
+        backing: Backing,
     ) -> Result<Device> {
         let slot = self.take_index(index)?;
         let tagset = if config.shared_tags {
@@ -107,7 +106,7 @@ impl Registry {
             Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
         };
         let host = if host_tags { self.host.clone() } else { None };
-        let disk = build_disk(slot.index, config, tagset, host, badblocks)?;
+        let disk = build_disk(slot.index, config, tagset, host, backing)?;
         Ok(Device {
             index: slot.index,
             _disk: disk,
@@ -219,13 +218,13 @@ fn build_disk(
     config: &Config,
     tagset: Arc<TagSet<RNullOps>>,
     host: Option<Arc<Host>>,
-    badblocks: Option<Arc<BadBlocks>>,
+    backing: Backing,
 ) -> Result<Disk<RNullOps>> {
     let link = match &host {
         Some(host) => Some(HostLink::new(host.clone(), index)?),
         None => None,
     };
-    let data = DeviceData::new(index, config, link, badblocks)?;
+    let data = DeviceData::new(index, config, link, backing)?;
     let mut builder = DiskBuilder::new()
         .capacity_sectors(config.capacity_sectors())
         .block_size(config.block_size)?
@@ -233,7 +232,7 @@ fn build_disk(
         .rotational(config.rotational)
         .discard(config.discard)
         .write_zeroes(config.memory_backed)
-        .write_cache(config.memory_backed)
+        .write_cache(config.write_cache_mib() > 0)
         .fua(config.fua);
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);

@@ -10,7 +10,7 @@ use crate::{
     host_budget::HostLink,
     kapi::{
         badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
-        timer::Timer,
+        timer::Timer, write_cache::WriteCache,
     },
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
@@ -33,8 +33,12 @@ pub(crate) struct DeviceData {
     pub(crate) index: u32,
     /// The load's configuration.
     pub(crate) config: Config,
-    /// Written data, when memory backed.
-    pub(crate) store: Option<Pin<KBox<PageStore>>>,
+    /// Written data, when memory backed (a configfs device's outlives it,
+    /// as null_blk's).
+    pub(crate) store: Option<Arc<PageStore>>,
+    /// The volatile write cache in front of `store` (`cache_size`), lost
+    /// with the device.
+    pub(crate) cache: Option<Pin<KBox<WriteCache>>>,
     /// The host-wide tag budget and the device's record in it, when
     /// `host_queue_depth` is set and the device shares it.
     pub(crate) host: Option<HostLink>,
@@ -69,12 +73,16 @@ impl DeviceData {
         index: u32,
         config: &Config,
         host: Option<HostLink>,
-        badblocks: Option<Arc<BadBlocks>>,
+        backing: Backing,
     ) -> Result<Arc<Self>> {
-        let store = if config.memory_backed {
-            Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)
-        } else {
-            None
+        let store = match (config.memory_backed, backing.store) {
+            (false, _) => None,
+            (true, Some(store)) => Some(store),
+            (true, None) => Some(Arc::pin_init(PageStore::new(), GFP_KERNEL)?),
+        };
+        let cache = match config.write_cache_mib() {
+            0 => None,
+            mib => Some(KBox::pin_init(WriteCache::new(mib), GFP_KERNEL)?),
         };
         let slice_ns = config.time_slice_us * 1000;
         let spindle = match &config.model {
@@ -97,6 +105,7 @@ impl DeviceData {
                 index,
                 config: *config,
                 store,
+                cache,
                 host,
                 spindle,
                 slices,
@@ -105,7 +114,7 @@ impl DeviceData {
                 injected_requeues: AtomicU64::new(0),
                 polled: AtomicU64::new(0),
                 link,
-                badblocks,
+                badblocks: backing.badblocks,
             },
             GFP_KERNEL,
         )?)
@@ -184,6 +193,16 @@ impl Bandwidth<'_> {
         dev.max(host)
             .map_or(0, |done| done.saturating_sub(self.now))
     }
+}
+
+/// What a configfs directory keeps across power cycles and lends each
+/// device it makes (load-time devices have none of it).
+#[derive(Default)]
+pub(crate) struct Backing {
+    /// The bad block table.
+    pub(crate) badblocks: Option<Arc<BadBlocks>>,
+    /// The data of a memory-backed device (a new store if `None`).
+    pub(crate) store: Option<Arc<PageStore>>,
 }
 
 /// Per hardware queue state.

@@ -30,11 +30,13 @@ enum Field {
     Irqmode,
     CompletionNsec,
     MemoryBacked,
+    CacheSize,
     SharedTags,
     Blocking,
     Rotational,
     MaxSectors,
     Pages,
+    CachePages,
     InjectedTimeouts,
     InjectedRequeues,
     Polled,
@@ -49,7 +51,7 @@ enum Field {
 
 /// The files of `rnull/` and what each shows; `completion_nsec` and `mbps`
 /// are writable.
-const TABLE: [(FileSpec, Field); 25] = [
+const TABLE: [(FileSpec, Field); 27] = [
     (FileSpec::new(c_str!("index"), 0o444), Field::Index),
     (
         FileSpec::new(c_str!("submit_queues"), 0o444),
@@ -75,6 +77,7 @@ const TABLE: [(FileSpec, Field); 25] = [
         FileSpec::new(c_str!("memory_backed"), 0o444),
         Field::MemoryBacked,
     ),
+    (FileSpec::new(c_str!("cache_size"), 0o444), Field::CacheSize),
     (
         FileSpec::new(c_str!("shared_tags"), 0o444),
         Field::SharedTags,
@@ -89,6 +92,10 @@ const TABLE: [(FileSpec, Field); 25] = [
         Field::MaxSectors,
     ),
     (FileSpec::new(c_str!("pages"), 0o444), Field::Pages),
+    (
+        FileSpec::new(c_str!("cache_pages"), 0o444),
+        Field::CachePages,
+    ),
     (
         FileSpec::new(c_str!("injected_timeouts"), 0o444),
         Field::InjectedTimeouts,
@@ -234,11 +241,13 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
             writeln!(out, "{}", dev.completion_nsec.load(Ordering::Relaxed))
         }
         Field::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
+        Field::CacheSize => writeln!(out, "{}", c.write_cache_mib()),
         Field::SharedTags => writeln!(out, "{}", u8::from(c.shared_tags)),
         Field::Blocking => writeln!(out, "{}", u8::from(c.blocking)),
         Field::Rotational => writeln!(out, "{}", u8::from(c.rotational)),
         Field::MaxSectors => writeln!(out, "{}", c.max_sectors),
         Field::Pages => writeln!(out, "{}", dev.store.as_ref().map_or(0, |s| s.pages())),
+        Field::CachePages => writeln!(out, "{}", dev.cache.as_ref().map_or(0, |c| c.pages())),
         Field::InjectedTimeouts => {
             writeln!(out, "{}", dev.injected_timeouts.load(Ordering::Relaxed))
         }

@@ -32,3 +32,4 @@ pub(crate) mod tagset;
 pub(crate) mod time;
 pub(crate) mod timer;
 pub(crate) mod wake;
+pub(crate) mod write_cache;

@@ -62,7 +62,10 @@ module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, IntRange::new(0,
     "timer completion delay in ns for `irqmode=2`; per device in sysfs");
 module_param!(MEMORY_BACKED: IntParam = IntParam::new(0, BOOL),
     "memory_backed", 0o444, "int",
-    "keep data in an XArray of pages; enables discard, write-zeroes and flush (write-back cache)");
+    "keep data in an XArray of pages; enables discard and write-zeroes (write-through unless `cache_size`)");
+module_param!(CACHE_SIZE: IntParam = IntParam::new(0, IntRange::new(0, MAX_GB * 1024)),
+    "cache_size", 0o444, "ulong",
+    "volatile write cache of `memory_backed` devices in MiB, 0 = none (write-through): writes land in it, a flush writes it back, FUA bypasses it");
 module_param!(SHARED_TAGS: IntParam = IntParam::new(0, BOOL),
     "shared_tags", 0o444, "int", "one blk-mq tag set for all devices");
 module_param!(BLOCKING: IntParam = IntParam::new(0, BOOL),

@@ -11,7 +11,7 @@ expect_eq "$(dev_attr 0 irqmode)" "1 (softirq)" "default irqmode"
 unload_rnull
 
 load_rnull bs=4096 hw_queue_depth=32 gb=2 rotational=1 irqmode=2 \
-	completion_nsec=20000 memory_backed=1 blocking=1 max_sectors=128
+	completion_nsec=20000 memory_backed=1 cache_size=4 blocking=1 max_sectors=128
 q=/sys/block/rnullb0/queue
 expect_eq "$(cat $q/logical_block_size)" 4096 "queue/logical_block_size"
 expect_eq "$(cat $q/physical_block_size)" 4096 "queue/physical_block_size"
@@ -33,7 +33,8 @@ expect_eq "$(dev_attr 0 completion_nsec)" 30000 "rnull/completion_nsec after bad
 if echo 1 >/sys/block/rnullb0/rnull/bs 2>/dev/null; then fail "read-only bs accepted a write"; fi
 expect_eq "$(dev_attr 0 memory_backed)" 1 "rnull/memory_backed"
 expect_eq "$(dev_attr 0 blocking)" 1 "rnull/blocking"
-expect_eq "$(cat $q/write_cache)" "write back" "memory-backed write cache"
+expect_eq "$(cat $q/write_cache)" "write back" "memory-backed write cache (cache_size=4)"
+expect_eq "$(dev_attr 0 cache_size)" 4 "rnull/cache_size"
 [ "$(cat $q/discard_max_hw_bytes)" -gt 0 ] || fail "memory-backed device without discard"
 unload_rnull
 

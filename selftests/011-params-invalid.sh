@@ -12,6 +12,7 @@ gb=0 gb=16385 gb=-5
 irqmode=3 irqmode=-1 irqmode=soft
 completion_nsec=-1 completion_nsec=1000000001
 memory_backed=2 memory_backed=yes
+cache_size=-1 cache_size=16777217 cache_size=1M
 shared_tags=2 shared_tags=-1
 blocking=2 blocking=on
 rotational=2 rotational=x

@@ -17,6 +17,7 @@ values="badblocks_once 1
 badblocks_partial_io 1
 blocking 1
 blocksize 4096
+cache_size 16
 completion_nsec 12345
 discard 1
 fua 0

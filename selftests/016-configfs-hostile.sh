@@ -72,6 +72,7 @@ mkdir $d || fail "mkdir $d"
 table="badblocks_once 0 1
 badblocks_partial_io 0 1
 blocking 0 1
+cache_size 0 16777216
 completion_nsec 0 1000000000
 discard 0 1
 fua 0 1

@@ -15,12 +15,10 @@ expect_eq "$listed" "$files" "features against the directory's files"
 for f in $(echo "$features" | tr ',' ' '); do
 	[ -w $cfs/f/$f ] || fail "feature $f is not a writable file"
 done
-for absent in cache_size \
-	zoned zone_size home_node queue_mode use_per_node_hctx virt_boundary \
+for absent in zoned zone_size home_node queue_mode use_per_node_hctx virt_boundary \
 	shared_tag_bitmap; do
 	echo ",$features," | grep -q ",$absent," && fail "features lists $absent"
 done
-if echo 1 >$cfs/f/cache_size 2>/dev/null; then fail "cache_size accepted a write"; fi
 if echo 1 >$cfs/features 2>/dev/null; then fail "features accepted a write"; fi
 rmdir $cfs/f || fail "rmdir"
 unload_rnull

@@ -152,8 +152,8 @@ merged_write "partial" 2
 echo 0 >$d/power || fail "power=0"
 
 # Without partial mode a failing write moves nothing, and the merged
-# request fails as a whole. (The data does not outlive a power cycle:
-# written again first.)
+# request fails as a whole. (300..315 is written whole first, so that
+# nothing of the partial write above counts.)
 echo 0 >$d/badblocks_partial_io && echo 1 >$d/power || fail "plain mode"
 echo "-310-311" >$d/badblocks && wr 300 16 /tmp/new && echo "+310-311" >$d/badblocks ||
 	fail "plain: set-up of 300..315"

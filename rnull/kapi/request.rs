@@ -84,6 +84,8 @@ pub(crate) struct Info {
     pub(crate) sector: u64,
     /// Length in bytes.
     pub(crate) bytes: u32,
+    /// A write that must reach stable media before it completes (`REQ_FUA`).
+    pub(crate) fua: bool,
     /// Identity of the software queue (submitting CPU's `blk_mq_ctx`) the
     /// request came from; only compared, never dereferenced.
     pub(crate) sw_queue: usize,
@@ -126,6 +128,7 @@ pub(super) unsafe fn info_of(rq: *mut bindings::request) -> Info {
         op,
         sector,
         bytes,
+        fua: flags & (1 << bindings::req_flag_bits___REQ_FUA) != 0,
         sw_queue,
     }
 }

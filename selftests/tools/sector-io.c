@@ -6,6 +6,9 @@
  *
  * usage: sector-io read DEV SECTOR COUNT [OUT]   data to OUT (or stdout)
  *        sector-io write DEV SECTOR COUNT IN     data from IN
+ *        sector-io dsync DEV SECTOR COUNT IN     a write with O_DSYNC: FUA,
+ *                                                or write + flush
+ *        sector-io flush DEV                     fsync: a cache flush
  *   exits 0 if the whole transfer succeeded, 1 with a message otherwise.
  */
 #define _GNU_SOURCE
@@ -24,19 +27,27 @@ static int die(const char *what)
 
 int main(int argc, char **argv)
 {
-	if (argc < 5 || (strcmp(argv[1], "read") && strcmp(argv[1], "write")) ||
-	    (!strcmp(argv[1], "write") && argc < 6)) {
-		fprintf(stderr, "usage: sector-io read|write DEV SECTOR COUNT [FILE]\n");
+	if (argc == 3 && !strcmp(argv[1], "flush")) {
+		int fd = open(argv[2], O_WRONLY);
+		if (fd < 0)
+			return die(argv[2]);
+		if (fsync(fd))
+			return die("fsync");
+		return 0;
+	}
+	int dsync = !strcmp(argv[1], "dsync");
+	int write_op = dsync || !strcmp(argv[1], "write");
+	if (argc < 5 || (!write_op && strcmp(argv[1], "read")) || (write_op && argc < 6)) {
+		fprintf(stderr, "usage: sector-io read|write|dsync DEV SECTOR COUNT [FILE], sector-io flush DEV\n");
 		return 2;
 	}
-	int write_op = !strcmp(argv[1], "write");
 	off_t off = strtoll(argv[3], NULL, 0) * 512;
 	size_t len = strtoull(argv[4], NULL, 0) * 512;
 	void *buf;
 
 	if (posix_memalign(&buf, 4096, len ? len : 512))
 		return die("posix_memalign");
-	int fd = open(argv[2], (write_op ? O_WRONLY : O_RDONLY) | O_DIRECT);
+	int fd = open(argv[2], (write_op ? O_WRONLY : O_RDONLY) | O_DIRECT | (dsync ? O_DSYNC : 0));
 	if (fd < 0)
 		return die(argv[2]);
 	if (write_op) {
