@@ -8,8 +8,9 @@
 //! `rnullb<index>` from them (the same way the load-time devices are made,
 //! [`Registry::create`]), `power=0` removes it, and `rmdir` removes it too.
 //! While the disk exists its settings are fixed: writes fail with `EBUSY`
-//! (null_blk's rule; null_blk's exception, `submit_queues` and
-//! `poll_queues` through `blk_mq_update_nr_hw_queues`, is not implemented).
+//! (null_blk's rule), except, as in null_blk, `submit_queues` and
+//! `poll_queues`, which change the running device's hardware queues
+//! (`blk_mq_update_nr_hw_queues`).
 //! A bad value fails with `EINVAL` and a log line naming the attribute and
 //! its range, which is the module parameter's.
 //!
@@ -537,6 +538,51 @@ fn parse_badblocks(input: &[u8]) -> Option<BadBlocksOp> {
 }
 
 impl DeviceDir {
+    /// A write to `submit_queues` or `poll_queues` (`attr`) while powered
+    /// on: changes the device's hardware queues, as null_blk's, on the
+    /// device's own tag set only; a value over the possible CPUs is
+    /// refused (not clamped, as null_blk).
+    fn update_queues(
+        &self,
+        state: &mut DirState,
+        attr: Attr,
+        v: i64,
+        what: &AttrName<'_>,
+    ) -> Result {
+        let v = u32::try_from(v).map_err(|_| EINVAL)?;
+        let s = &state.settings;
+        let (mut submit, mut poll) = (s.submit_queues, s.poll_queues);
+        if attr == Attr::SubmitQueues {
+            submit = v;
+        } else {
+            poll = v;
+        }
+        let device = state.device.as_mut().ok_or(EINVAL)?;
+        let cpus = possible_cpus();
+        let refused = if s.shared_tags {
+            Some("the device is on the module-wide tag set (shared_tags=1)")
+        } else if s.rotational_model {
+            Some("rotational_model has one actuator")
+        } else if v > cpus {
+            Some("more than the possible CPUs")
+        } else if poll > 0 && device.initial_queues().1 == 0 {
+            Some("the device was made without poll queues (its tag set has no poll map)")
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            pr_err!("invalid value '{v}' for {what} while powered on: {why}; must be an integer in {}..={cpus}\n",
+                u8::from(attr == Attr::SubmitQueues));
+            return Err(EINVAL);
+        }
+        device
+            .update_queues(submit, poll)
+            .inspect_err(|e| pr_err!("{what}: changing the hardware queues to {submit} submit and {poll} poll queues failed: {e:?}\n"))?;
+        state.settings.submit_queues = submit;
+        state.settings.poll_queues = poll;
+        Ok(())
+    }
+
     /// A write to `badblocks`: allowed while the device runs (null_blk's
     /// way to make sectors go bad under I/O).
     fn store_badblocks(&self, what: &AttrName<'_>, input: &[u8]) -> Result {
@@ -593,7 +639,12 @@ impl AttributeOperations for DeviceDir {
             return self.set_power(&mut state, v != 0);
         }
         if state.device.is_some() {
-            return Err(EBUSY);
+            return match attr {
+                Attr::SubmitQueues | Attr::PollQueues => {
+                    self.update_queues(&mut state, *attr, v, &what)
+                }
+                _ => Err(EBUSY),
+            };
         }
         if *attr == Attr::HostTags && v != 0 && self.registry.host.is_none() {
             pr_err!("invalid value 1 for {what}: there is no host budget (load rnull with host_queue_depth)\n");

@@ -14,7 +14,7 @@ use crate::{
     host_budget::{Host, HostLink},
     kapi::{
         disk::{Disk, DiskBuilder},
-        tagset::{TagSet, TagSetConfig},
+        tagset::{QueueCounts, TagSet, TagSetConfig},
     },
     params::MAX_DEVICES,
 };
@@ -106,10 +106,11 @@ impl Registry {
             Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
         };
         let host = if host_tags { self.host.clone() } else { None };
-        let disk = build_disk(slot.index, config, tagset, host, backing)?;
+        let (disk, data) = build_disk(slot.index, config, tagset, host, backing)?;
         Ok(Device {
             index: slot.index,
-            _disk: disk,
+            disk,
+            data,
             _slot: slot,
         })
     }
@@ -201,7 +202,9 @@ impl Drop for IndexSlot {
 pub(crate) struct Device {
     index: u32,
     // Fields drop in order: the disk before the index it is named after.
-    _disk: Disk<RNullOps>,
+    disk: Disk<RNullOps>,
+    /// The disk's queue data.
+    data: Arc<DeviceData>,
     _slot: IndexSlot,
 }
 
@@ -209,6 +212,23 @@ impl Device {
     /// The `N` of `rnullbN`.
     pub(crate) fn index(&self) -> u32 {
         self.index
+    }
+
+    /// The hardware queues the device was made with (its tag set has a
+    /// poll map only if it had poll queues then).
+    pub(crate) fn initial_queues(&self) -> (u32, u32) {
+        (self.data.config.submit_queues, self.data.config.poll_queues)
+    }
+
+    /// Changes the device's hardware queues while it runs
+    /// (`blk_mq_update_nr_hw_queues`); its own tag set only.
+    pub(crate) fn update_queues(&mut self, submit: u32, poll: u32) -> Result {
+        self.disk.update_hw_queues(QueueCounts {
+            default: submit,
+            poll,
+        })?;
+        self.data.set_queue_counts(submit, poll);
+        Ok(())
     }
 }
 
@@ -219,7 +239,7 @@ fn build_disk(
     tagset: Arc<TagSet<RNullOps>>,
     host: Option<Arc<Host>>,
     backing: Backing,
-) -> Result<Disk<RNullOps>> {
+) -> Result<(Disk<RNullOps>, Arc<DeviceData>)> {
     let link = match &host {
         Some(host) => Some(HostLink::new(host.clone(), index)?),
         None => None,
@@ -237,5 +257,6 @@ fn build_disk(
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);
     }
-    builder.build(format_args!("rnullb{index}"), tagset, data)
+    let disk = builder.build(format_args!("rnullb{index}"), tagset, data.clone())?;
+    Ok((disk, data))
 }

@@ -8,6 +8,7 @@
 use crate::{
     config::Config,
     host_budget::HostLink,
+    kapi::cpu::possible_cpus,
     kapi::{
         badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
         timer::Timer, write_cache::WriteCache,
@@ -55,6 +56,11 @@ pub(crate) struct DeviceData {
     pub(crate) injected_requeues: AtomicU64,
     /// Requests ended by polling (`poll` of a poll queue).
     pub(crate) polled: AtomicU64,
+    /// Hardware queues for ordinary I/O now (`config.submit_queues` until
+    /// a live change).
+    pub(crate) submit_queues: AtomicU32,
+    /// Poll queues now (`config.poll_queues` until a live change).
+    pub(crate) poll_queues: AtomicU32,
     /// The device's bandwidth limit (`mbps`).
     pub(crate) link: Throttle,
     /// The bad blocks of its configfs directory (which keeps them across
@@ -94,8 +100,9 @@ impl DeviceData {
         };
         let link = Throttle::new(config.mbps)?;
         // One per hardware queue, poll queues included (they have the
-        // file too; without the model it changes nothing).
-        let queues = config.submit_queues + config.poll_queues;
+        // file too; without the model it changes nothing), for as many as
+        // a live change may make: each kind is at most the possible CPUs.
+        let queues = (config.submit_queues + config.poll_queues).max(2 * possible_cpus());
         let mut slices = KVec::with_capacity(queues as usize, GFP_KERNEL)?;
         for _ in 0..queues {
             slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
@@ -113,6 +120,8 @@ impl DeviceData {
                 injected_timeouts: AtomicU64::new(0),
                 injected_requeues: AtomicU64::new(0),
                 polled: AtomicU64::new(0),
+                submit_queues: AtomicU32::new(config.submit_queues),
+                poll_queues: AtomicU32::new(config.poll_queues),
                 link,
                 badblocks: backing.badblocks,
             },
@@ -154,6 +163,13 @@ impl DeviceData {
             // Half the blk-mq request timeout.
             horizon_ns: u64::from(self.config.rq_timeout_ms).saturating_mul(500_000),
         })
+    }
+
+    /// Records a live change of the hardware queues.
+    pub(crate) fn set_queue_counts(&self, submit: u32, poll: u32) {
+        // Relaxed: shown by sysfs; the change itself is ordered by blk-mq.
+        self.submit_queues.store(submit, Ordering::Relaxed);
+        self.poll_queues.store(poll, Ordering::Relaxed);
     }
 
     /// Hardware queue `hctx`'s time slice in ns.

@@ -221,8 +221,8 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
     let c = &dev.config;
     let r = match field {
         Field::Index => writeln!(out, "{}", dev.index),
-        Field::SubmitQueues => writeln!(out, "{}", c.submit_queues),
-        Field::PollQueues => writeln!(out, "{}", c.poll_queues),
+        Field::SubmitQueues => writeln!(out, "{}", dev.submit_queues.load(Ordering::Relaxed)),
+        Field::PollQueues => writeln!(out, "{}", dev.poll_queues.load(Ordering::Relaxed)),
         Field::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
         Field::BlockSize => writeln!(out, "{}", c.block_size),
         // Whole GiB, rounded down (configfs sizes are in MiB).

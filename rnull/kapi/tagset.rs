@@ -15,10 +15,18 @@ use kernel::{
     bindings,
     error::{self, Error},
     init::PinInit,
+    new_mutex,
     prelude::*,
+    sync::{
+        lock::{mutex::MutexBackend, Guard},
+        Mutex,
+    },
     try_pin_init,
     types::Opaque,
 };
+
+/// A held lock of a tag set's disk count.
+pub(crate) type DisksGuard<'a> = Guard<'a, u32, MutexBackend>;
 
 /// Options of a tag set.
 pub(crate) struct TagSetConfig {
@@ -85,8 +93,9 @@ impl QueueCounts {
 /// old number when it cannot allocate a new one).
 ///
 /// Relaxed orderings: both are written by the task that then calls into
-/// blk-mq (`blk_mq_alloc_tag_set`, `blk_mq_update_nr_hw_queues`), which
-/// calls `map_queues` on that same task.
+/// blk-mq (`blk_mq_alloc_tag_set`, `blk_mq_update_nr_hw_queues`, the
+/// latter under the set's `disks` lock), which calls `map_queues` on that
+/// same task.
 struct Split {
     cur: AtomicU64,
     prev: AtomicU64,
@@ -117,10 +126,16 @@ impl Split {
 /// and a PDU size of `Pdu<T>`, and is freed on drop. Its `driver_data`
 /// points to `split`, initialised before it; its `nr_maps` is 3 if
 /// `split` has poll queues (and `T` implements `map_queues` and `poll`),
-/// else 1.
+/// else 1. `disks` counts the disks built on it.
 #[pin_data(PinnedDrop)]
 pub(crate) struct TagSet<T: Operations> {
     split: Split,
+    /// The disks registered on the set. Held while a disk is added or
+    /// removed and while the number of hardware queues changes, so that a
+    /// change never meets a disk it did not prepare (see
+    /// [`super::disk::Disk::update_hw_queues`]).
+    #[pin]
+    disks: Mutex<u32>,
     #[pin]
     inner: Opaque<bindings::blk_mq_tag_set>,
     _p: PhantomData<T>,
@@ -160,6 +175,7 @@ impl<T: Operations> TagSet<T> {
                 cur: AtomicU64::new(counts.pack()),
                 prev: AtomicU64::new(counts.pack()),
             },
+            disks <- new_mutex!(0, "rnull_tagset_disks"),
             inner <- PinInit::<_, Error>::pin_chain(Opaque::uninit(), move |inner| {
                 let cmd_size = cmd_size.map_err(|_| EINVAL)?;
                 let nr_hw_queues = nr_hw_queues.ok_or(EINVAL)?;
@@ -194,6 +210,52 @@ impl<T: Operations> TagSet<T> {
             }),
             _p: PhantomData,
         })
+    }
+
+    /// The count of disks on the set, locked (see `disks`).
+    pub(super) fn disks(&self) -> DisksGuard<'_> {
+        self.disks.lock()
+    }
+
+    /// Gives the set `counts` hardware queues (`blk_mq_update_nr_hw_queues`,
+    /// which calls `map_queues` with them). `disks` is the caller's lock of
+    /// [`Self::disks`], which must count one disk, prepared for its hardware
+    /// queue directories and contexts to be replaced. `EINVAL` for no
+    /// default queue or poll queues on a set made without them (it has one
+    /// map); `ENOMEM` if blk-mq kept the old number.
+    pub(super) fn update_counts(&self, disks: &DisksGuard<'_>, counts: QueueCounts) -> Result {
+        if **disks != 1 {
+            return Err(EINVAL);
+        }
+        let total = counts.total().ok_or(EINVAL)?;
+        let raw = self.inner.get();
+        // SAFETY: the set is allocated (type invariant); `nr_maps` never
+        // changes after that.
+        let nr_maps = unsafe { (*raw).nr_maps };
+        if counts.default == 0 || (counts.poll > 0 && nr_maps < 3) {
+            return Err(EINVAL);
+        }
+        let before = self.split.cur.load(Ordering::Relaxed);
+        if before == counts.pack() {
+            return Ok(());
+        }
+        // Relaxed: see `Split`; the `disks` lock orders updates.
+        self.split.prev.store(before, Ordering::Relaxed);
+        self.split.cur.store(counts.pack(), Ordering::Relaxed);
+        let nr = core::ffi::c_int::try_from(total).map_err(|_| EINVAL)?;
+        // SAFETY: the set is allocated; blk-mq serialises with its own users
+        // (`tag_list_lock`, queue freezing), and its one disk is prepared
+        // (caller).
+        let now = unsafe {
+            bindings::blk_mq_update_nr_hw_queues(raw, nr);
+            (*raw).nr_hw_queues
+        };
+        if now != total {
+            // blk-mq fell back to the old number and mapped it as `prev`.
+            self.split.cur.store(before, Ordering::Relaxed);
+            return Err(ENOMEM);
+        }
+        Ok(())
     }
 
     /// The raw tag set, for allocating disks on it.
