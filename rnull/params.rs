@@ -97,7 +97,7 @@ module_param!(HOST_MBPS: IntParam = IntParam::new(0, IntRange::new(0, MAX_MIB_PE
 pub(crate) const POLICY_NAMES: [&str; 5] = ["fair", "borrow", "none", "lend", "window"];
 module_param!(ROTATIONAL_MODEL: IntParam = IntParam::new(0, BOOL),
     "rotational_model", 0o444, "int",
-    "model a single-actuator rotational disk; implies `rotational=1` and `submit_queues=1` (clamped with a warning)");
+    "model a single-actuator rotational disk; implies `rotational=1`, `submit_queues=1` (clamped with a warning) and `poll_queues=0`");
 
 /// An rtags disk model parameter: its name, range and default are the
 /// model's [`Limit`]; only the help text is written here.
