@@ -12,8 +12,12 @@ use crate::{
         dispatch::Dispatch,
         dispatch::RqList,
         operations::{ForeignBorrowed, Operations},
+        poll::{PollBatch, PollList},
         random::chance_percent,
-        request::{Op, Pending, Refused, Request, Started, Status},
+        request::{Info, Op, Pending, Refused, Request, Started, Status},
+        tagset::{HctxType, QueueMaps},
+        time::now_ns,
+        write_cache::Access,
     },
     rtags::bitmap::initial_hint,
     spindle::Spindle,
@@ -27,35 +31,99 @@ use kernel::{
 };
 
 impl DeviceData {
-    /// Moves the request's data, if the device keeps any.
-    fn execute(
+    /// Carries out a started request: moves its data, if the device keeps
+    /// any, and fails it if it touches a bad block (as null_blk's, every
+    /// operation but a flush). With `badblocks_partial_io` a failed
+    /// request moves the data before the bad block's first logical block,
+    /// and a read or write completes those bytes first.
+    fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, info: &Info) -> Status {
+        let hit = match &self.badblocks {
+            Some(bb) if !matches!(info.op, Op::Flush | Op::Other) => {
+                bb.check(info.sector, info.bytes >> 9).map(|bad| (bb, bad))
+            }
+            _ => None,
+        };
+        let Some((bb, bad)) = hit else {
+            return self.move_data(ctx, rq, info, info.bytes);
+        };
+        if self.config.badblocks_once {
+            bb.forget(bad);
+        }
+        let good = if self.config.badblocks_partial_io {
+            let block = u64::from(self.config.block_size >> 9).max(1);
+            let first = bad.first - bad.first % block;
+            u32::try_from(first.saturating_sub(info.sector) << 9)
+                .unwrap_or(u32::MAX)
+                .min(info.bytes)
+        } else {
+            0
+        };
+        if good > 0 {
+            // A failed move leaves nothing to complete.
+            if self.move_data(ctx, rq, info, good) == Status::OK
+                && matches!(info.op, Op::Read | Op::Write)
+            {
+                rq.data().set_done_bytes(good);
+            }
+        }
+        Status::IO_ERROR
+    }
+
+    /// Moves the first `limit` bytes of the request's data, if the device
+    /// keeps any: through the write cache if it has one.
+    fn move_data(
         &self,
         ctx: &Dispatch<'_>,
         rq: &Request<RNullOps>,
-        op: Op,
-        sector: u64,
-        bytes: u32,
+        info: &Info,
+        limit: u32,
     ) -> Status {
         let Some(store) = &self.store else {
-            return match op {
+            return match info.op {
                 Op::Other => Status::NOT_SUPPORTED,
                 _ => Status::OK,
             };
         };
-        let done = match op {
-            Op::Read => store.transfer(ctx, rq, false),
-            Op::Write => store.transfer(ctx, rq, true),
-            Op::Discard | Op::WriteZeroes => {
-                store.discard(sector, bytes);
+        let done = match (&self.cache, info.op) {
+            (_, Op::Other) => return Status::NOT_SUPPORTED,
+            (None, Op::Read) => store.transfer(ctx, rq, false, limit),
+            (None, Op::Write) => store.transfer(ctx, rq, true, limit),
+            (None, Op::Discard | Op::WriteZeroes) => {
+                store.discard(info.sector, limit);
                 Ok(())
             }
-            Op::Flush => Ok(()),
-            Op::Other => return Status::NOT_SUPPORTED,
+            // Without a cache there is nothing to write back.
+            (None, Op::Flush) => Ok(()),
+            (Some(cache), Op::Read) => cache.transfer(store, rq, Access::Read, limit),
+            (Some(cache), Op::Write) => {
+                let access = if info.fua {
+                    Access::WriteFua
+                } else {
+                    Access::Write
+                };
+                cache.transfer(store, rq, access, limit)
+            }
+            (Some(cache), Op::Discard | Op::WriteZeroes) => {
+                cache.discard(store, info.sector, limit);
+                Ok(())
+            }
+            (Some(cache), Op::Flush) => cache.flush(store),
         };
         match done {
             Ok(()) => Status::OK,
             Err(_) => Status::IO_ERROR,
         }
+    }
+}
+
+/// Ends `rq` with `status` through `end` (at once, or in a batch), unless
+/// it failed at a bad block after moving some of its bytes
+/// (`badblocks_partial_io`): those are completed first, then the request
+/// fails at once.
+fn finish(rq: Request<RNullOps>, status: Status, end: impl FnOnce(Request<RNullOps>, Status)) {
+    match rq.data().take_done_bytes() {
+        0 => end(rq, status),
+        done => rq.end_partial(done, status),
     }
 }
 
@@ -83,6 +151,7 @@ impl Operations for RNullOps {
             .wrapping_add(index);
         HwQueue {
             hint: AtomicU32::new(initial_hint(slot)),
+            polled: PollList::new(),
         }
     }
 
@@ -121,7 +190,7 @@ impl Operations for RNullOps {
                 None => return Ok(started),
             }
         }
-        let status = dev.execute(ctx, &rq, info.op, info.sector, info.bytes);
+        let status = dev.execute(ctx, &rq, &info);
         if let Some(spindle) = &dev.spindle {
             rq.data().set_status(status);
             Spindle::submit(spindle, rq, &info);
@@ -140,8 +209,19 @@ impl Operations for RNullOps {
         } else {
             None
         };
+        if ctx.polled() {
+            // A poll queue raises no interrupt whatever `irqmode` says (as
+            // null_blk's): the request waits on its queue until its
+            // submitter polls, and with a bandwidth limit until its bytes
+            // have crossed the links too.
+            rq.data().set_status(status);
+            rq.data()
+                .set_due_ns(delay.map_or(0, |d| now_ns().saturating_add(d).max(1)));
+            hw.polled.push(rq);
+            return Ok(started);
+        }
         match (dev.config.irqmode, delay) {
-            (IrqMode::None, None) => ctx.end(rq, status),
+            (IrqMode::None, None) => finish(rq, status, |rq, status| ctx.end(rq, status)),
             (IrqMode::Softirq, None) => {
                 rq.data().set_status(status);
                 rq.complete();
@@ -166,6 +246,51 @@ impl Operations for RNullOps {
         list.queue_each();
     }
 
+    /// The default queues take every CPU's I/O, the poll queues after them
+    /// its polled I/O; reads have no queues of their own (as null_blk's).
+    fn map_queues(maps: &mut QueueMaps<'_>) {
+        let counts = maps.counts();
+        let default = maps.map(HctxType::Default, counts.default);
+        let poll = maps.map(HctxType::Poll, counts.poll);
+        if default.is_err() || poll.is_err() {
+            // kapi's counts always fit its set; kapi falls back to the
+            // default queues alone if the default map is missing.
+            pr_err!(
+                "map_queues: cannot map {} default and {} poll queues\n",
+                counts.default,
+                counts.poll
+            );
+        }
+    }
+
+    /// Ends every parked request whose bandwidth delay, if any, is over.
+    fn poll(hw: &HwQueue, dev: ArcBorrow<'_, DeviceData>, batch: &PollBatch<'_>) -> u32 {
+        if hw.polled.is_empty() {
+            return 0;
+        }
+        let mut ended = 0;
+        // The clock is read only for a request with a delay.
+        let mut now = 0;
+        for rq in hw.polled.take_all() {
+            let due = rq.data().due_ns();
+            if due != 0 {
+                if now == 0 {
+                    now = now_ns();
+                }
+                if due > now {
+                    hw.polled.push(rq);
+                    continue;
+                }
+            }
+            let status = rq.data().status();
+            finish(rq, status, |rq, status| batch.end(rq, status));
+            ended += 1;
+        }
+        // Relaxed: a statistic.
+        dev.polled.fetch_add(u64::from(ended), Ordering::Relaxed);
+        ended
+    }
+
     #[inline]
     fn release(rq: &Request<Self>) {
         release_host_tag(rq);
@@ -175,12 +300,12 @@ impl Operations for RNullOps {
 
     fn complete(rq: Request<Self>) {
         let status = rq.data().status();
-        rq.end(status);
+        finish(rq, status, Request::end);
     }
 
     fn timer_expired(rq: Request<Self>) {
         let status = rq.data().status();
-        rq.end(status);
+        finish(rq, status, Request::end);
     }
 
     fn timed_out(rq: Request<Self>) {

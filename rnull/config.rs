@@ -7,7 +7,7 @@ use crate::{
     params,
     rtags::{disk::DiskParams, policy::Policy, slice::SliceStart},
 };
-use kernel::prelude::*;
+use kernel::{prelude::*, str::CStr};
 
 /// How requests complete.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -25,6 +25,8 @@ pub(crate) enum IrqMode {
 pub(crate) struct Config {
     pub(crate) nr_devices: u32,
     pub(crate) submit_queues: u32,
+    /// Hardware queues for polled I/O, after the submit queues.
+    pub(crate) poll_queues: u32,
     pub(crate) hw_queue_depth: u32,
     pub(crate) block_size: u32,
     /// Size in MiB (the module parameter is in GiB, configfs in MiB).
@@ -32,6 +34,8 @@ pub(crate) struct Config {
     pub(crate) irqmode: IrqMode,
     pub(crate) completion_nsec: u64,
     pub(crate) memory_backed: bool,
+    /// Write cache in MiB (0: none); only with `memory_backed`.
+    pub(crate) cache_size_mib: u64,
     pub(crate) shared_tags: bool,
     pub(crate) blocking: bool,
     pub(crate) rotational: bool,
@@ -41,6 +45,11 @@ pub(crate) struct Config {
     pub(crate) fua: bool,
     /// No I/O scheduler (`BLK_MQ_F_NO_SCHED`).
     pub(crate) no_sched: bool,
+    /// A bad block heals after failing one request (configfs only).
+    pub(crate) badblocks_once: bool,
+    /// A request hitting a bad block moves and completes its part before
+    /// the block's first sector, then fails (configfs only).
+    pub(crate) badblocks_partial_io: bool,
     pub(crate) max_sectors: u32,
     pub(crate) host_queue_depth: u32,
     /// Per device bandwidth limit in MiB/s (0: none).
@@ -95,6 +104,42 @@ pub(crate) fn disk_params(capacity_sectors: u64) -> Result<DiskParams> {
     Ok(p)
 }
 
+/// Whose setting a log line is about: a configfs directory's
+/// (`rnull/<dir>: `) or, for `None`, the module parameter's (nothing).
+pub(crate) struct Who<'a>(pub(crate) Option<&'a CStr>);
+
+impl core::fmt::Display for Who<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Some(dir) => write!(f, "rnull/{dir}: "),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `poll_queues`, clamped to the `cpus` possible CPUs as `submit_queues`
+/// is, with a warning: blk-mq spreads the CPUs over the poll queues, so
+/// more would stay unused.
+pub(crate) fn clamp_poll_queues(poll_queues: u32, cpus: u32, who: Who<'_>) -> u32 {
+    if poll_queues > cpus {
+        pr_warn!(
+            "{who}poll_queues={poll_queues} is more than the {cpus} possible CPUs, using {cpus}\n"
+        );
+        return cpus;
+    }
+    poll_queues
+}
+
+/// The rotational model has no poll queues: its one actuator serves every
+/// request of the device in the model's order, which polled requests
+/// would bypass. Says so if `poll_queues` asked for some.
+pub(crate) fn model_poll_queues(poll_queues: u32, who: Who<'_>) -> u32 {
+    if poll_queues != 0 {
+        pr_info!("{who}rotational_model has one actuator and no poll queues: using poll_queues=0, not {poll_queues}\n");
+    }
+    0
+}
+
 impl Config {
     /// Whether fault injection is on (kept off the request path otherwise).
     pub(crate) fn injects_faults(&self) -> bool {
@@ -116,15 +161,19 @@ impl Config {
             pr_warn!("submit_queues={submit_queues} is more than the {cpus} possible CPUs, using {cpus}\n");
             submit_queues = cpus;
         }
+        let poll_queues = clamp_poll_queues(param_u32(params::POLL_QUEUES.get())?, cpus, Who(None));
         let size_mib = u64::try_from(params::GB.get()).map_err(|_| EINVAL)? << 10;
-        let model = if params::ROTATIONAL_MODEL.get() != 0 {
+        let (model, poll_queues) = if params::ROTATIONAL_MODEL.get() != 0 {
             if submit_queues != 1 {
                 pr_warn!("rotational_model has one actuator: using submit_queues=1, not {submit_queues}\n");
                 submit_queues = 1;
             }
-            Some(disk_params(size_mib << 11)?)
+            (
+                Some(disk_params(size_mib << 11)?),
+                model_poll_queues(poll_queues, Who(None)),
+            )
         } else {
-            None
+            (None, poll_queues)
         };
         let memory_backed = params::MEMORY_BACKED.get() != 0;
         let time_slice_us = u64::try_from(params::TIME_SLICE_US.get()).map_err(|_| EINVAL)?;
@@ -143,18 +192,22 @@ impl Config {
         Ok(Self {
             nr_devices: param_u32(params::NR_DEVICES.get())?,
             submit_queues,
+            poll_queues,
             hw_queue_depth: param_u32(params::HW_QUEUE_DEPTH.get())?,
             block_size: param_u32(params::BS.get())?,
             size_mib,
             irqmode,
             completion_nsec: u64::try_from(params::COMPLETION_NSEC.get()).map_err(|_| EINVAL)?,
             memory_backed,
+            cache_size_mib: u64::try_from(params::CACHE_SIZE.get()).map_err(|_| EINVAL)?,
             shared_tags: params::SHARED_TAGS.get() != 0,
             blocking: params::BLOCKING.get() != 0,
             rotational: params::ROTATIONAL.get() != 0 || model.is_some(),
             discard: memory_backed,
             fua: true,
             no_sched: false,
+            badblocks_once: false,
+            badblocks_partial_io: false,
             max_sectors: param_u32(params::MAX_SECTORS.get())?,
             host_queue_depth,
             mbps: u64::try_from(params::MBPS.get()).map_err(|_| EINVAL)?,
@@ -175,6 +228,16 @@ impl Config {
             inject_requeue_percent: param_u32(params::INJECT_REQUEUE_PERCENT.get())?,
             rq_timeout_ms: param_u32(params::RQ_TIMEOUT_MS.get())?,
         })
+    }
+
+    /// The write cache in MiB the device has: `cache_size`, which only a
+    /// memory-backed device uses (null_blk's rule).
+    pub(crate) fn write_cache_mib(&self) -> u64 {
+        if self.memory_backed {
+            self.cache_size_mib
+        } else {
+            0
+        }
     }
 
     /// Device size in 512-byte sectors.

@@ -8,24 +8,38 @@
 //! `rnullb<index>` from them (the same way the load-time devices are made,
 //! [`Registry::create`]), `power=0` removes it, and `rmdir` removes it too.
 //! While the disk exists its settings are fixed: writes fail with `EBUSY`
-//! (null_blk's rule; null_blk's exception, `submit_queues` and
-//! `poll_queues` through `blk_mq_update_nr_hw_queues`, is not implemented).
+//! (null_blk's rule), except, as in null_blk, `submit_queues` and
+//! `poll_queues`, which change the running device's hardware queues
+//! (`blk_mq_update_nr_hw_queues`).
 //! A bad value fails with `EINVAL` and a log line naming the attribute and
 //! its range, which is the module parameter's.
 //!
-//! The subsystem's `features` lists the attributes that work.
-//! `poll_queues` exists for scripts that write 0, but rnull has no poll
-//! queues: it accepts only 0 and is not in `features`.
+//! The subsystem's `features` lists the attributes that work: all of them.
+//!
+//! The data of a memory-backed device belongs to the directory too, as in
+//! null_blk: it lasts across power cycles (what the write cache of
+//! `cache_size` held and no flush wrote back does not) and goes with
+//! `rmdir`.
+//!
+//! `badblocks` is the exception to the rule above, as in null_blk: its
+//! table belongs to the directory, lasts across power cycles and changes
+//! at any time (`+first-last` marks sectors bad, `-first-last` good; a read
+//! lists `first count` per range); a running device fails the requests
+//! that touch a bad range.
 
 use crate::{
-    config::{disk_params, Config, IrqMode},
+    config::{clamp_poll_queues, disk_params, model_poll_queues, Config, IrqMode, Who},
     device::{Device, Registry},
+    device_data::Backing,
     kapi::{
+        badblocks::{BadBlocks, MAX_RANGES},
         configfs::{AttributeOperations, GroupOperations},
         cpu::possible_cpus,
         disk_files::FileSpec,
         fmt::BufWriter,
-        param::IntRange,
+        pages::PageStore,
+        param::{Bytes, IntRange},
+        parse::{parse_i64, trim_newline},
     },
     params,
 };
@@ -79,12 +93,15 @@ impl GroupOperations for Devices {
     fn make_group(&self, name: &CStr) -> Result<impl PinInit<DeviceDir, Error>> {
         let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
         let settings = Settings::new(&self.registry);
+        let badblocks = Arc::pin_init(BadBlocks::new(), GFP_KERNEL)?;
         Ok(try_pin_init!(DeviceDir {
             name,
             registry: self.registry.clone(),
+            badblocks,
             state <- new_mutex!(DirState {
                 settings,
                 device: None,
+                store: None,
             }),
         }? Error))
     }
@@ -101,6 +118,9 @@ pub(crate) struct DeviceDir {
     /// The directory's name, for log lines.
     name: CString,
     registry: Arc<Registry>,
+    /// `badblocks`: kept across power cycles, shared with the device.
+    badblocks: Arc<BadBlocks>,
+    /// Serialises the writers of `badblocks` and the power and settings.
     #[pin]
     state: Mutex<DirState>,
 }
@@ -109,13 +129,19 @@ pub(crate) struct DeviceDir {
 struct DirState {
     settings: Settings,
     device: Option<Device>,
+    /// The data of a memory-backed device, made at its first power on.
+    store: Option<Arc<PageStore>>,
 }
 
 /// The attributes of a device directory, in [`ATTRS`] order.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Attr {
+    Badblocks,
+    BadblocksOnce,
+    BadblocksPartialIo,
     Blocking,
     Blocksize,
+    CacheSize,
     CompletionNsec,
     Discard,
     Fua,
@@ -138,9 +164,13 @@ enum Attr {
 }
 
 /// `Attr` by index in [`ATTRS`].
-const KINDS: [Attr; 21] = [
+const KINDS: [Attr; 25] = [
+    Attr::Badblocks,
+    Attr::BadblocksOnce,
+    Attr::BadblocksPartialIo,
     Attr::Blocking,
     Attr::Blocksize,
+    Attr::CacheSize,
     Attr::CompletionNsec,
     Attr::Discard,
     Attr::Fua,
@@ -169,9 +199,13 @@ const fn rw(name: &'static CStr) -> FileSpec {
 
 /// The files of a device directory, in [`KINDS`] order (alphabetical, as
 /// `features` lists them).
-const ATTRS: [FileSpec; 21] = [
+const ATTRS: [FileSpec; 25] = [
+    rw(c_str!("badblocks")),
+    rw(c_str!("badblocks_once")),
+    rw(c_str!("badblocks_partial_io")),
     rw(c_str!("blocking")),
     rw(c_str!("blocksize")),
+    rw(c_str!("cache_size")),
     rw(c_str!("completion_nsec")),
     rw(c_str!("discard")),
     rw(c_str!("fua")),
@@ -193,31 +227,32 @@ const ATTRS: [FileSpec; 21] = [
     rw(c_str!("time_slice_us")),
 ];
 
-/// `poll_queues`: rnull has none.
-const NO_POLL_QUEUES: IntRange = IntRange::new(0, 0);
-
 impl Attr {
-    /// Whether `features` lists it: everything but `poll_queues`.
+    /// Whether `features` lists it: every attribute works.
     fn is_feature(self) -> bool {
-        self != Attr::PollQueues
+        true
     }
 
     /// The values a write may give it: the module parameter's range where
-    /// there is one.
-    fn range(self) -> &'static IntRange {
-        match self {
+    /// there is one; `None` for `badblocks`, which takes ranges.
+    fn range(self) -> Option<&'static IntRange> {
+        Some(match self {
+            Attr::Badblocks => return None,
             Attr::Blocksize => params::BS.range(),
+            Attr::CacheSize => params::CACHE_SIZE.range(),
             Attr::CompletionNsec => params::COMPLETION_NSEC.range(),
             Attr::HwQueueDepth => params::HW_QUEUE_DEPTH.range(),
             Attr::Index => &params::INDEX,
             Attr::Irqmode => params::IRQMODE.range(),
             Attr::MaxSectors => params::MAX_SECTORS.range(),
             Attr::Mbps => params::MBPS.range(),
-            Attr::PollQueues => &NO_POLL_QUEUES,
+            Attr::PollQueues => params::POLL_QUEUES.range(),
             Attr::Size => &params::SIZE_MIB,
             Attr::SubmitQueues => params::SUBMIT_QUEUES.range(),
             Attr::TimeSliceUs => params::TIME_SLICE_US.range(),
-            Attr::Blocking
+            Attr::BadblocksOnce
+            | Attr::BadblocksPartialIo
+            | Attr::Blocking
             | Attr::Discard
             | Attr::Fua
             | Attr::HostTags
@@ -227,7 +262,7 @@ impl Attr {
             | Attr::Rotational
             | Attr::RotationalModel
             | Attr::SharedTags => &params::BOOL,
-        }
+        })
     }
 }
 
@@ -249,10 +284,12 @@ struct Settings {
     size_mib: u64,
     blocksize: u32,
     submit_queues: u32,
+    poll_queues: u32,
     hw_queue_depth: u32,
     irqmode: IrqMode,
     completion_nsec: u64,
     memory_backed: bool,
+    cache_size_mib: u64,
     discard: bool,
     fua: bool,
     rotational: bool,
@@ -260,6 +297,8 @@ struct Settings {
     shared_tags: bool,
     max_sectors: u32,
     no_sched: bool,
+    badblocks_once: bool,
+    badblocks_partial_io: bool,
     mbps: u64,
     host_tags: bool,
     rotational_model: bool,
@@ -276,10 +315,12 @@ impl Settings {
             size_mib: c.size_mib,
             blocksize: c.block_size,
             submit_queues: c.submit_queues,
+            poll_queues: c.poll_queues,
             hw_queue_depth: c.hw_queue_depth,
             irqmode: c.irqmode,
             completion_nsec: c.completion_nsec,
             memory_backed: c.memory_backed,
+            cache_size_mib: c.cache_size_mib,
             discard: c.discard,
             fua: c.fua,
             rotational: c.rotational,
@@ -287,6 +328,8 @@ impl Settings {
             shared_tags: c.shared_tags,
             max_sectors: c.max_sectors,
             no_sched: c.no_sched,
+            badblocks_once: c.badblocks_once,
+            badblocks_partial_io: c.badblocks_partial_io,
             mbps: c.mbps,
             host_tags: registry.host.is_some(),
             rotational_model: c.model.is_some(),
@@ -298,8 +341,13 @@ impl Settings {
     fn get(&self, attr: Attr) -> i64 {
         let b = i64::from;
         match attr {
+            // Not a number: shown by `BadBlocks::show`.
+            Attr::Badblocks => 0,
+            Attr::BadblocksOnce => b(self.badblocks_once),
+            Attr::BadblocksPartialIo => b(self.badblocks_partial_io),
             Attr::Blocking => b(self.blocking),
             Attr::Blocksize => self.blocksize.into(),
+            Attr::CacheSize => self.cache_size_mib as i64,
             Attr::CompletionNsec => self.completion_nsec as i64,
             Attr::Discard => b(self.discard),
             Attr::Fua => b(self.fua),
@@ -311,7 +359,8 @@ impl Settings {
             Attr::Mbps => self.mbps as i64,
             Attr::MemoryBacked => b(self.memory_backed),
             Attr::NoSched => b(self.no_sched),
-            Attr::PollQueues | Attr::Power => 0,
+            Attr::PollQueues => self.poll_queues.into(),
+            Attr::Power => 0,
             Attr::Rotational => b(self.rotational),
             Attr::RotationalModel => b(self.rotational_model),
             Attr::SharedTags => b(self.shared_tags),
@@ -327,8 +376,13 @@ impl Settings {
         let u64v = || u64::try_from(v).map_err(|_| EINVAL);
         let on = v != 0;
         match attr {
+            // Not a setting: changed by `DeviceDir::store_badblocks`.
+            Attr::Badblocks => {}
+            Attr::BadblocksOnce => self.badblocks_once = on,
+            Attr::BadblocksPartialIo => self.badblocks_partial_io = on,
             Attr::Blocking => self.blocking = on,
             Attr::Blocksize => self.blocksize = u32v()?,
+            Attr::CacheSize => self.cache_size_mib = u64v()?,
             Attr::CompletionNsec => self.completion_nsec = u64v()?,
             Attr::Discard => self.discard = on,
             Attr::Fua => self.fua = on,
@@ -346,8 +400,9 @@ impl Settings {
             Attr::Mbps => self.mbps = u64v()?,
             Attr::MemoryBacked => self.memory_backed = on,
             Attr::NoSched => self.no_sched = on,
-            // Only 0 gets here; power is not a setting.
-            Attr::PollQueues | Attr::Power => {}
+            Attr::PollQueues => self.poll_queues = u32v()?,
+            // Power is not a setting.
+            Attr::Power => {}
             Attr::Rotational => self.rotational = on,
             Attr::RotationalModel => self.rotational_model = on,
             Attr::SharedTags => self.shared_tags = on,
@@ -361,8 +416,9 @@ impl Settings {
     /// The configuration of the device these settings make, on top of the
     /// load's `base` (request timeout, fault injection, slice start and
     /// the model's parameters come from the module parameters). Clamps
-    /// `submit_queues` as the module parameter is clamped, with a warning;
-    /// refuses model parameters that do not fit together.
+    /// `submit_queues` and `poll_queues` as the module parameters are
+    /// clamped, with a warning; refuses model parameters that do not fit
+    /// together.
     fn make_config(&mut self, base: &Config, dir: &CStr) -> Result<Config> {
         let cpus = possible_cpus();
         if self.submit_queues > cpus {
@@ -372,6 +428,7 @@ impl Settings {
             );
             self.submit_queues = cpus;
         }
+        self.poll_queues = clamp_poll_queues(self.poll_queues, cpus, Who(Some(dir)));
         let capacity_sectors = self.size_mib << 11;
         let model = if self.rotational_model {
             if self.submit_queues != 1 {
@@ -381,24 +438,29 @@ impl Settings {
                 );
                 self.submit_queues = 1;
             }
+            self.poll_queues = model_poll_queues(self.poll_queues, Who(Some(dir)));
             Some(disk_params(capacity_sectors)?)
         } else {
             None
         };
         let mut c = *base;
         c.submit_queues = self.submit_queues;
+        c.poll_queues = self.poll_queues;
         c.hw_queue_depth = self.hw_queue_depth;
         c.block_size = self.blocksize;
         c.size_mib = self.size_mib;
         c.irqmode = self.irqmode;
         c.completion_nsec = self.completion_nsec;
         c.memory_backed = self.memory_backed;
+        c.cache_size_mib = self.cache_size_mib;
         c.shared_tags = self.shared_tags;
         c.blocking = self.blocking;
         c.rotational = self.rotational || model.is_some();
         c.discard = self.discard;
         c.fua = self.fua;
         c.no_sched = self.no_sched;
+        c.badblocks_once = self.badblocks_once;
+        c.badblocks_partial_io = self.badblocks_partial_io;
         c.max_sectors = self.max_sectors;
         c.mbps = self.mbps;
         c.model = model;
@@ -419,14 +481,132 @@ impl DeviceDir {
         }
         let mut settings = state.settings;
         let config = settings.make_config(&self.registry.config, &self.name)?;
+        let store = match (&state.store, config.memory_backed) {
+            (Some(store), _) => Some(store.clone()),
+            (None, true) => Some(Arc::pin_init(PageStore::new(), GFP_KERNEL)?),
+            (None, false) => None,
+        };
+        let backing = Backing {
+            badblocks: Some(self.badblocks.clone()),
+            store: store.clone(),
+        };
         let device = self
             .registry
-            .create(settings.index, &config, settings.host_tags)
+            .create(settings.index, &config, settings.host_tags, backing)
             .inspect_err(|e| pr_err!("rnull/{}: power on failed: {e:?}\n", &*self.name))?;
         // The clamped values, as null_blk shows them.
         state.settings = settings;
         state.device = Some(device);
+        state.store = store;
         Ok(())
+    }
+}
+
+/// The last sector a bad range may name: that of the largest device.
+const MAX_BAD_SECTOR: u64 = params::MAX_SECTOR;
+
+/// What a `badblocks` write asks for.
+enum BadBlocksOp {
+    /// `+first-last`.
+    Set(u64, u64),
+    /// `-first-last`.
+    Clear(u64, u64),
+}
+
+/// Parses null_blk's `badblocks` syntax: `+first-last` or `-first-last`,
+/// surrounding whitespace ignored, each number read as `kstrtoull(s, 0)`.
+fn parse_badblocks(input: &[u8]) -> Option<BadBlocksOp> {
+    let start = input.iter().position(|c| !c.is_ascii_whitespace())?;
+    let end = input.iter().rposition(|c| !c.is_ascii_whitespace())?;
+    let (&sign, rest) = input[start..=end].split_first()?;
+    let dash = rest.iter().position(|&c| c == b'-')?;
+    let (first, last) = (&rest[..dash], &rest[dash + 1..]);
+    // No sign of their own: the range's `-` must not make one negative.
+    if first.first() == Some(&b'-') || last.first() == Some(&b'-') {
+        return None;
+    }
+    let first = u64::try_from(parse_i64(first)?).ok()?;
+    let last = u64::try_from(parse_i64(last)?).ok()?;
+    if first > last || last > MAX_BAD_SECTOR {
+        return None;
+    }
+    match sign {
+        b'+' => Some(BadBlocksOp::Set(first, last)),
+        b'-' => Some(BadBlocksOp::Clear(first, last)),
+        _ => None,
+    }
+}
+
+impl DeviceDir {
+    /// A write to `submit_queues` or `poll_queues` (`attr`) while powered
+    /// on: changes the device's hardware queues, as null_blk's, on the
+    /// device's own tag set only; a value over the possible CPUs is
+    /// refused (not clamped, as null_blk).
+    fn update_queues(
+        &self,
+        state: &mut DirState,
+        attr: Attr,
+        v: i64,
+        what: &AttrName<'_>,
+    ) -> Result {
+        let v = u32::try_from(v).map_err(|_| EINVAL)?;
+        let s = &state.settings;
+        let (mut submit, mut poll) = (s.submit_queues, s.poll_queues);
+        if attr == Attr::SubmitQueues {
+            submit = v;
+        } else {
+            poll = v;
+        }
+        let device = state.device.as_mut().ok_or(EINVAL)?;
+        let cpus = possible_cpus();
+        let refused = if s.shared_tags {
+            Some("the device is on the module-wide tag set (shared_tags=1)")
+        } else if s.rotational_model {
+            Some("rotational_model has one actuator")
+        } else if v > cpus {
+            Some("more than the possible CPUs")
+        } else if poll > 0 && device.initial_queues().1 == 0 {
+            Some("the device was made without poll queues (its tag set has no poll map)")
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            pr_err!("invalid value '{v}' for {what} while powered on: {why}; must be an integer in {}..={cpus}\n",
+                u8::from(attr == Attr::SubmitQueues));
+            return Err(EINVAL);
+        }
+        device
+            .update_queues(submit, poll)
+            .inspect_err(|e| pr_err!("{what}: changing the hardware queues to {submit} submit and {poll} poll queues failed: {e:?}\n"))?;
+        state.settings.submit_queues = submit;
+        state.settings.poll_queues = poll;
+        Ok(())
+    }
+
+    /// A write to `badblocks`: allowed while the device runs (null_blk's
+    /// way to make sectors go bad under I/O).
+    fn store_badblocks(&self, what: &AttrName<'_>, input: &[u8]) -> Result {
+        let Some(op) = parse_badblocks(input) else {
+            pr_err!(
+                "invalid value '{}' for {what}: must be +first-last (mark bad) or -first-last (mark good), sectors with first <= last in 0..={MAX_BAD_SECTOR}\n",
+                Bytes(trim_newline(input))
+            );
+            return Err(EINVAL);
+        };
+        // Writers one at a time, so a refused change restores what the
+        // table had before it.
+        let _state = self.state.lock();
+        let done = match op {
+            BadBlocksOp::Set(first, last) => self.badblocks.set(first, last),
+            BadBlocksOp::Clear(first, last) => self.badblocks.clear(first, last),
+        };
+        done.inspect_err(|_| {
+            pr_err!(
+                "{what}: '{}' refused: the table is full (it holds {} ranges of at most 512 sectors); nothing changed\n",
+                Bytes(trim_newline(input)),
+                MAX_RANGES
+            )
+        })
     }
 }
 
@@ -435,6 +615,9 @@ impl AttributeOperations for DeviceDir {
 
     fn show(&self, id: usize, out: &mut BufWriter<'_>) -> Result {
         let attr = *KINDS.get(id).ok_or(EINVAL)?;
+        if attr == Attr::Badblocks {
+            return self.badblocks.show(out);
+        }
         let state = self.state.lock();
         let v = match (attr, &state.device) {
             (Attr::Power, d) => i64::from(d.is_some()),
@@ -447,13 +630,21 @@ impl AttributeOperations for DeviceDir {
     fn store(&self, id: usize, input: &[u8]) -> Result {
         let (attr, spec) = KINDS.get(id).zip(ATTRS.get(id)).ok_or(EINVAL)?;
         let what = AttrName(&self.name, spec.name);
-        let v = attr.range().parse(&what, input)?;
+        let Some(range) = attr.range() else {
+            return self.store_badblocks(&what, input);
+        };
+        let v = range.parse(&what, input)?;
         let mut state = self.state.lock();
         if *attr == Attr::Power {
             return self.set_power(&mut state, v != 0);
         }
         if state.device.is_some() {
-            return Err(EBUSY);
+            return match attr {
+                Attr::SubmitQueues | Attr::PollQueues => {
+                    self.update_queues(&mut state, *attr, v, &what)
+                }
+                _ => Err(EBUSY),
+            };
         }
         if *attr == Attr::HostTags && v != 0 && self.registry.host.is_none() {
             pr_err!("invalid value 1 for {what}: there is no host budget (load rnull with host_queue_depth)\n");

@@ -10,11 +10,11 @@
 
 use crate::{
     config::Config,
-    device_data::{DeviceData, RNullOps},
+    device_data::{Backing, DeviceData, RNullOps},
     host_budget::{Host, HostMember},
     kapi::{
         disk::{Disk, DiskBuilder},
-        tagset::{TagSet, TagSetConfig},
+        tagset::{QueueCounts, TagSet, TagSetConfig},
     },
     params::MAX_DEVICES,
 };
@@ -50,6 +50,7 @@ struct RegistryState {
 fn tagset_config(config: &Config) -> TagSetConfig {
     TagSetConfig {
         nr_hw_queues: config.submit_queues,
+        poll_queues: config.poll_queues,
         queue_depth: config.hw_queue_depth,
         blocking: config.blocking,
         no_sched: config.no_sched,
@@ -79,19 +80,24 @@ impl Registry {
         let n = self.config.nr_devices;
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
-            devices.push(self.create(Some(index), &self.config, true)?, GFP_KERNEL)?;
+            devices.push(
+                self.create(Some(index), &self.config, true, Backing::default())?,
+                GFP_KERNEL,
+            )?;
         }
         Ok(devices)
     }
 
     /// Creates and registers a device configured as `config`, named
     /// `rnullb<index>` (`index`, or the lowest free one), in the host
-    /// budget if `host_tags` and there is one.
+    /// budget if `host_tags` and there is one, on `backing`'s bad blocks and
+    /// data.
     pub(crate) fn create(
         self: &Arc<Self>,
         index: Option<u32>,
         config: &Config,
         host_tags: bool,
+        backing: Backing,
     ) -> Result<Device> {
         let slot = self.take_index(index)?;
         let tagset = if config.shared_tags {
@@ -100,10 +106,11 @@ impl Registry {
             Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
         };
         let host = if host_tags { self.host.clone() } else { None };
-        let disk = build_disk(slot.index, config, tagset, host)?;
+        let (disk, data) = build_disk(slot.index, config, tagset, host, backing)?;
         Ok(Device {
             index: slot.index,
-            _disk: disk,
+            disk,
+            data,
             _slot: slot,
         })
     }
@@ -141,22 +148,26 @@ impl Registry {
         let wanted = tagset_config(config);
         if (
             wanted.nr_hw_queues,
+            wanted.poll_queues,
             wanted.queue_depth,
             wanted.blocking,
             wanted.no_sched,
         ) != (
             shared.nr_hw_queues,
+            shared.poll_queues,
             shared.queue_depth,
             shared.blocking,
             shared.no_sched,
         ) {
             pr_err!(
-                "rnullb{index}: shared_tags=1 uses the module-wide tag set (submit_queues={} hw_queue_depth={} blocking={} no_sched={}, from the module parameters); this device has submit_queues={} hw_queue_depth={} blocking={} no_sched={}\n",
+                "rnullb{index}: shared_tags=1 uses the module-wide tag set (submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}, from the module parameters); this device has submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}\n",
                 shared.nr_hw_queues,
+                shared.poll_queues,
                 shared.queue_depth,
                 u8::from(shared.blocking),
                 u8::from(shared.no_sched),
                 wanted.nr_hw_queues,
+                wanted.poll_queues,
                 wanted.queue_depth,
                 u8::from(wanted.blocking),
                 u8::from(wanted.no_sched),
@@ -191,7 +202,9 @@ impl Drop for IndexSlot {
 pub(crate) struct Device {
     index: u32,
     // Fields drop in order: the disk before the index it is named after.
-    _disk: Disk<RNullOps>,
+    disk: Disk<RNullOps>,
+    /// The disk's queue data.
+    data: Arc<DeviceData>,
     _slot: IndexSlot,
 }
 
@@ -199,6 +212,23 @@ impl Device {
     /// The `N` of `rnullbN`.
     pub(crate) fn index(&self) -> u32 {
         self.index
+    }
+
+    /// The hardware queues the device was made with (its tag set has a
+    /// poll map only if it had poll queues then).
+    pub(crate) fn initial_queues(&self) -> (u32, u32) {
+        (self.data.config.submit_queues, self.data.config.poll_queues)
+    }
+
+    /// Changes the device's hardware queues while it runs
+    /// (`blk_mq_update_nr_hw_queues`); its own tag set only.
+    pub(crate) fn update_queues(&mut self, submit: u32, poll: u32) -> Result {
+        self.disk.update_hw_queues(QueueCounts {
+            default: submit,
+            poll,
+        })?;
+        self.data.set_queue_counts(submit, poll);
+        Ok(())
     }
 }
 
@@ -208,12 +238,13 @@ fn build_disk(
     config: &Config,
     tagset: Arc<TagSet<RNullOps>>,
     host: Option<Arc<Host>>,
-) -> Result<Disk<RNullOps>> {
+    backing: Backing,
+) -> Result<(Disk<RNullOps>, Arc<DeviceData>)> {
     let link = match &host {
         Some(host) => Some(HostMember::new(host.clone(), index)?),
         None => None,
     };
-    let data = DeviceData::new(index, config, link)?;
+    let data = DeviceData::new(index, config, link, backing)?;
     let mut builder = DiskBuilder::new()
         .capacity_sectors(config.capacity_sectors())
         .block_size(config.block_size)?
@@ -221,10 +252,11 @@ fn build_disk(
         .rotational(config.rotational)
         .discard(config.discard)
         .write_zeroes(config.memory_backed)
-        .write_cache(config.memory_backed)
+        .write_cache(config.write_cache_mib() > 0)
         .fua(config.fua);
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);
     }
-    builder.build(format_args!("rnullb{index}"), tagset, data)
+    let disk = builder.build(format_args!("rnullb{index}"), tagset, data.clone())?;
+    Ok((disk, data))
 }

@@ -8,7 +8,11 @@
 use crate::{
     config::Config,
     host_budget::HostMember,
-    kapi::{pages::PageStore, request::Status, time::now_ns, timer::Timer},
+    kapi::cpu::possible_cpus,
+    kapi::{
+        badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
+        timer::Timer, write_cache::WriteCache,
+    },
     rtags::link::Link,
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
@@ -30,8 +34,12 @@ pub(crate) struct DeviceData {
     pub(crate) index: u32,
     /// The load's configuration.
     pub(crate) config: Config,
-    /// Written data, when memory backed.
-    pub(crate) store: Option<Pin<KBox<PageStore>>>,
+    /// Written data, when memory backed (a configfs device's outlives it,
+    /// as null_blk's).
+    pub(crate) store: Option<Arc<PageStore>>,
+    /// The volatile write cache in front of `store` (`cache_size`), lost
+    /// with the device.
+    pub(crate) cache: Option<Pin<KBox<WriteCache>>>,
     /// The host-wide tag budget and the device's record in it, when
     /// `host_queue_depth` is set and the device shares it.
     pub(crate) host: Option<HostMember>,
@@ -46,8 +54,18 @@ pub(crate) struct DeviceData {
     pub(crate) injected_timeouts: AtomicU64,
     /// Requests requeued by fault injection.
     pub(crate) injected_requeues: AtomicU64,
+    /// Requests ended by polling (`poll` of a poll queue).
+    pub(crate) polled: AtomicU64,
+    /// Hardware queues for ordinary I/O now (`config.submit_queues` until
+    /// a live change).
+    pub(crate) submit_queues: AtomicU32,
+    /// Poll queues now (`config.poll_queues` until a live change).
+    pub(crate) poll_queues: AtomicU32,
     /// The device's bandwidth limit (`mbps`).
     pub(crate) link: Throttle,
+    /// The bad blocks of its configfs directory (which keeps them across
+    /// power cycles).
+    pub(crate) badblocks: Option<Arc<BadBlocks>>,
 }
 
 impl DeviceData {
@@ -57,11 +75,20 @@ impl DeviceData {
     // the caller goes on to add the disk, whose partition scan runs deep
     // in the block layer on the same stack.
     #[inline(never)]
-    pub(crate) fn new(index: u32, config: &Config, host: Option<HostMember>) -> Result<Arc<Self>> {
-        let store = if config.memory_backed {
-            Some(KBox::pin_init(PageStore::new(), GFP_KERNEL)?)
-        } else {
-            None
+    pub(crate) fn new(
+        index: u32,
+        config: &Config,
+        host: Option<HostMember>,
+        backing: Backing,
+    ) -> Result<Arc<Self>> {
+        let store = match (config.memory_backed, backing.store) {
+            (false, _) => None,
+            (true, Some(store)) => Some(store),
+            (true, None) => Some(Arc::pin_init(PageStore::new(), GFP_KERNEL)?),
+        };
+        let cache = match config.write_cache_mib() {
+            0 => None,
+            mib => Some(KBox::pin_init(WriteCache::new(mib), GFP_KERNEL)?),
         };
         let slice_ns = config.time_slice_us * 1000;
         let spindle = match &config.model {
@@ -72,8 +99,12 @@ impl DeviceData {
             None => None,
         };
         let link = Throttle::new(config.mbps)?;
-        let mut slices = KVec::with_capacity(config.submit_queues as usize, GFP_KERNEL)?;
-        for _ in 0..config.submit_queues {
+        // One per hardware queue, poll queues included (they have the
+        // file too; without the model it changes nothing), for as many as
+        // a live change may make: each kind is at most the possible CPUs.
+        let queues = (config.submit_queues + config.poll_queues).max(2 * possible_cpus());
+        let mut slices = KVec::with_capacity(queues as usize, GFP_KERNEL)?;
+        for _ in 0..queues {
             slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
         }
         Ok(Arc::new(
@@ -81,13 +112,18 @@ impl DeviceData {
                 index,
                 config: *config,
                 store,
+                cache,
                 host,
                 spindle,
                 slices,
                 completion_nsec: AtomicU64::new(config.completion_nsec),
                 injected_timeouts: AtomicU64::new(0),
                 injected_requeues: AtomicU64::new(0),
+                polled: AtomicU64::new(0),
+                submit_queues: AtomicU32::new(config.submit_queues),
+                poll_queues: AtomicU32::new(config.poll_queues),
                 link,
+                badblocks: backing.badblocks,
             },
             GFP_KERNEL,
         )?)
@@ -129,6 +165,13 @@ impl DeviceData {
         })
     }
 
+    /// Records a live change of the hardware queues.
+    pub(crate) fn set_queue_counts(&self, submit: u32, poll: u32) {
+        // Relaxed: shown by sysfs; the change itself is ordered by blk-mq.
+        self.submit_queues.store(submit, Ordering::Relaxed);
+        self.poll_queues.store(poll, Ordering::Relaxed);
+    }
+
     /// Hardware queue `hctx`'s time slice in ns.
     pub(crate) fn time_slice_ns(&self, hctx: usize) -> Option<u64> {
         // Relaxed: see `set_time_slice_ns`.
@@ -168,10 +211,23 @@ impl Bandwidth<'_> {
     }
 }
 
+/// What a configfs directory keeps across power cycles and lends each
+/// device it makes (load-time devices have none of it).
+#[derive(Default)]
+pub(crate) struct Backing {
+    /// The bad block table.
+    pub(crate) badblocks: Option<Arc<BadBlocks>>,
+    /// The data of a memory-backed device (a new store if `None`).
+    pub(crate) store: Option<Arc<PageStore>>,
+}
+
 /// Per hardware queue state.
 pub(crate) struct HwQueue {
     /// Where this queue's next host tag search starts (sbitmap's alloc hint).
     pub(crate) hint: AtomicU32,
+    /// A poll queue's started requests, until `poll` ends them (empty on
+    /// the other queues).
+    pub(crate) polled: PollList<RNullOps>,
 }
 
 /// Per request state.
@@ -187,6 +243,12 @@ pub(crate) struct Command {
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
+    /// On a poll queue: the time (`now_ns`) before which `poll` leaves the
+    /// request alone (a bandwidth limit's delay), or 0.
+    due_ns: AtomicU64,
+    /// Bytes to complete successfully before failing the rest (a bad
+    /// block with `badblocks_partial_io`), or 0.
+    done_bytes: AtomicU32,
 }
 
 /// No host tag held.
@@ -201,7 +263,40 @@ impl Command {
             arrival_ns: AtomicU64::new(0),
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
+            due_ns: AtomicU64::new(0),
+            done_bytes: AtomicU32::new(0),
         }
+    }
+
+    /// Stores how many bytes the failed request completes first (in
+    /// `queue_rq`).
+    pub(crate) fn set_done_bytes(&self, bytes: u32) {
+        // Relaxed: as `set_status`.
+        self.done_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Takes what [`Self::set_done_bytes`] stored, leaving 0 for the slot's
+    /// next request.
+    pub(crate) fn take_done_bytes(&self) -> u32 {
+        // Relaxed: as `status`. A load first: the common case stores nothing.
+        let bytes = self.done_bytes.load(Ordering::Relaxed);
+        if bytes != 0 {
+            self.done_bytes.store(0, Ordering::Relaxed);
+        }
+        bytes
+    }
+
+    /// On a poll queue: `poll` ends the request from `ns` on (0: at once).
+    pub(crate) fn set_due_ns(&self, ns: u64) {
+        // Relaxed: `PollList::push` publishes it (Release) to the `poll`
+        // that takes the request (Acquire).
+        self.due_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// What [`Self::set_due_ns`] stored.
+    pub(crate) fn due_ns(&self) -> u64 {
+        // Relaxed: see `set_due_ns`.
+        self.due_ns.load(Ordering::Relaxed)
     }
 
     /// Stores the status to end with (in `queue_rq`).
@@ -270,5 +365,9 @@ impl SpindleRequest for Command {
 
     fn status(&self) -> Status {
         Command::status(self)
+    }
+
+    fn take_done_bytes(&self) -> u32 {
+        Command::take_done_bytes(self)
     }
 }

@@ -22,6 +22,7 @@ use kernel::{c_str, prelude::*, str::CStr, sync::ArcBorrow};
 enum Field {
     Index,
     SubmitQueues,
+    PollQueues,
     HwQueueDepth,
     BlockSize,
     SizeGb,
@@ -29,13 +30,16 @@ enum Field {
     Irqmode,
     CompletionNsec,
     MemoryBacked,
+    CacheSize,
     SharedTags,
     Blocking,
     Rotational,
     MaxSectors,
     Pages,
+    CachePages,
     InjectedTimeouts,
     InjectedRequeues,
+    Polled,
     Mbps,
     TagsInFlight,
     TagsLimit,
@@ -47,11 +51,15 @@ enum Field {
 
 /// The files of `rnull/` and what each shows; `completion_nsec` and `mbps`
 /// are writable.
-const TABLE: [(FileSpec, Field); 23] = [
+const TABLE: [(FileSpec, Field); 27] = [
     (FileSpec::new(c_str!("index"), 0o444), Field::Index),
     (
         FileSpec::new(c_str!("submit_queues"), 0o444),
         Field::SubmitQueues,
+    ),
+    (
+        FileSpec::new(c_str!("poll_queues"), 0o444),
+        Field::PollQueues,
     ),
     (
         FileSpec::new(c_str!("hw_queue_depth"), 0o444),
@@ -69,6 +77,7 @@ const TABLE: [(FileSpec, Field); 23] = [
         FileSpec::new(c_str!("memory_backed"), 0o444),
         Field::MemoryBacked,
     ),
+    (FileSpec::new(c_str!("cache_size"), 0o444), Field::CacheSize),
     (
         FileSpec::new(c_str!("shared_tags"), 0o444),
         Field::SharedTags,
@@ -84,6 +93,10 @@ const TABLE: [(FileSpec, Field); 23] = [
     ),
     (FileSpec::new(c_str!("pages"), 0o444), Field::Pages),
     (
+        FileSpec::new(c_str!("cache_pages"), 0o444),
+        Field::CachePages,
+    ),
+    (
         FileSpec::new(c_str!("injected_timeouts"), 0o444),
         Field::InjectedTimeouts,
     ),
@@ -91,6 +104,7 @@ const TABLE: [(FileSpec, Field); 23] = [
         FileSpec::new(c_str!("injected_requeues"), 0o444),
         Field::InjectedRequeues,
     ),
+    (FileSpec::new(c_str!("polled"), 0o444), Field::Polled),
     (FileSpec::new(c_str!("mbps"), 0o644), Field::Mbps),
     (
         FileSpec::new(c_str!("tags_in_flight"), 0o444),
@@ -207,7 +221,8 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
     let c = &dev.config;
     let r = match field {
         Field::Index => writeln!(out, "{}", dev.index),
-        Field::SubmitQueues => writeln!(out, "{}", c.submit_queues),
+        Field::SubmitQueues => writeln!(out, "{}", dev.submit_queues.load(Ordering::Relaxed)),
+        Field::PollQueues => writeln!(out, "{}", dev.poll_queues.load(Ordering::Relaxed)),
         Field::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
         Field::BlockSize => writeln!(out, "{}", c.block_size),
         // Whole GiB, rounded down (configfs sizes are in MiB).
@@ -226,15 +241,18 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
             writeln!(out, "{}", dev.completion_nsec.load(Ordering::Relaxed))
         }
         Field::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
+        Field::CacheSize => writeln!(out, "{}", c.write_cache_mib()),
         Field::SharedTags => writeln!(out, "{}", u8::from(c.shared_tags)),
         Field::Blocking => writeln!(out, "{}", u8::from(c.blocking)),
         Field::Rotational => writeln!(out, "{}", u8::from(c.rotational)),
         Field::MaxSectors => writeln!(out, "{}", c.max_sectors),
         Field::Pages => writeln!(out, "{}", dev.store.as_ref().map_or(0, |s| s.pages())),
+        Field::CachePages => writeln!(out, "{}", dev.cache.as_ref().map_or(0, |c| c.pages())),
         Field::InjectedTimeouts => {
             writeln!(out, "{}", dev.injected_timeouts.load(Ordering::Relaxed))
         }
         Field::Mbps => writeln!(out, "{}", dev.link.link().mib_per_s()),
+        Field::Polled => writeln!(out, "{}", dev.polled.load(Ordering::Relaxed)),
         Field::InjectedRequeues => {
             writeln!(out, "{}", dev.injected_requeues.load(Ordering::Relaxed))
         }

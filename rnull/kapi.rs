@@ -8,6 +8,7 @@
 //! Every `unsafe` block of rnull lives under this module; the driver logic
 //! above it is safe Rust.
 
+pub(crate) mod badblocks;
 pub(crate) mod batch;
 pub(crate) mod configfs;
 pub(crate) mod cpu;
@@ -22,6 +23,7 @@ pub(crate) mod operations;
 pub(crate) mod pages;
 pub(crate) mod param;
 pub(crate) mod parse;
+pub(crate) mod poll;
 pub(crate) mod random;
 pub(crate) mod request;
 pub(crate) mod rq_fifo;
@@ -30,3 +32,4 @@ pub(crate) mod tagset;
 pub(crate) mod time;
 pub(crate) mod timer;
 pub(crate) mod wake;
+pub(crate) mod write_cache;

@@ -33,6 +33,9 @@ pub(crate) const INDEX: IntRange = IntRange::new(-1, MAX_DEVICES as i64 - 1);
 /// The largest device, in GiB.
 const MAX_GB: i64 = 16384;
 
+/// The last 512-byte sector of the largest device.
+pub(crate) const MAX_SECTOR: u64 = ((MAX_GB as u64) << 21) - 1;
+
 /// A configfs device's `size` in MiB (null_blk's unit), up to `gb`'s bound.
 pub(crate) const SIZE_MIB: IntRange = IntRange::new(1, MAX_GB * 1024);
 
@@ -42,6 +45,9 @@ module_param!(NR_DEVICES: IntParam = IntParam::new(1, IntRange::new(0, MAX_DEVIC
 module_param!(SUBMIT_QUEUES: IntParam = IntParam::new(1, IntRange::new(1, 256)),
     "submit_queues", 0o444, "int",
     "hardware queues per device, blk-mq's default CPU mapping; clamped to the possible CPUs");
+module_param!(POLL_QUEUES: IntParam = IntParam::new(1, IntRange::new(0, 256)),
+    "poll_queues", 0o444, "int",
+    "hardware queues for polled I/O (io_uring `IOPOLL`, `RWF_HIPRI`) after the submit queues, completed only by polling; clamped to the possible CPUs");
 module_param!(HW_QUEUE_DEPTH: IntParam = IntParam::new(64, IntRange::new(1, 4096)),
     "hw_queue_depth", 0o444, "int", "blk-mq tags per hardware queue (`queue/nr_requests`)");
 module_param!(BS: IntParam = IntParam::new(512, IntRange::power_of_two(512, 4096)),
@@ -56,7 +62,10 @@ module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, IntRange::new(0,
     "timer completion delay in ns for `irqmode=2`; per device in sysfs");
 module_param!(MEMORY_BACKED: IntParam = IntParam::new(0, BOOL),
     "memory_backed", 0o444, "int",
-    "keep data in an XArray of pages; enables discard, write-zeroes and flush (write-back cache)");
+    "keep data in an XArray of pages; enables discard and write-zeroes (write-through unless `cache_size`)");
+module_param!(CACHE_SIZE: IntParam = IntParam::new(0, IntRange::new(0, MAX_GB * 1024)),
+    "cache_size", 0o444, "ulong",
+    "volatile write cache of `memory_backed` devices in MiB, 0 = none (write-through): writes land in it, a flush writes it back, FUA bypasses it");
 module_param!(SHARED_TAGS: IntParam = IntParam::new(0, BOOL),
     "shared_tags", 0o444, "int", "one blk-mq tag set for all devices");
 module_param!(BLOCKING: IntParam = IntParam::new(0, BOOL),
@@ -88,7 +97,7 @@ module_param!(HOST_MBPS: IntParam = IntParam::new(0, IntRange::new(0, MAX_MIB_PE
 pub(crate) const POLICY_NAMES: [&str; 5] = ["fair", "borrow", "none", "lend", "window"];
 module_param!(ROTATIONAL_MODEL: IntParam = IntParam::new(0, BOOL),
     "rotational_model", 0o444, "int",
-    "model a single-actuator rotational disk; implies `rotational=1` and `submit_queues=1` (clamped with a warning)");
+    "model a single-actuator rotational disk; implies `rotational=1`, `submit_queues=1` (clamped with a warning) and `poll_queues=0`");
 
 /// An rtags disk model parameter: its name, range and default are the
 /// model's [`Limit`]; only the help text is written here.

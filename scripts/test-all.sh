@@ -81,11 +81,12 @@ crc=$?
 [ "$crc" = 0 ] || tail -n 30 out/clippy.log
 one "make clippy (CLIPPY=1, -Dwarnings)" "$crc"
 
-# kapi's hand-written configfs structures against the kernel's header.
+# kapi's hand-written configfs and badblocks declarations against the
+# kernel's headers.
 kdir=$(scripts/kernel.sh dir)
 [ -z "${KDIR:-}" ] || kdir=$KDIR
 python3 scripts/check-configfs-layout.py "$kdir"
-one "kapi's configfs layout matches configfs.h (bindgen)" $?
+one "kapi's configfs and badblocks declarations match configfs.h and badblocks.h (bindgen)" $?
 
 # Warnings are errors for the module build: the kernel prints them to stderr.
 make -s modules 2>&1 | tee out/build.log

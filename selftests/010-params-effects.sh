@@ -11,7 +11,7 @@ expect_eq "$(dev_attr 0 irqmode)" "1 (softirq)" "default irqmode"
 unload_rnull
 
 load_rnull bs=4096 hw_queue_depth=32 gb=2 rotational=1 irqmode=2 \
-	completion_nsec=20000 memory_backed=1 blocking=1 max_sectors=128
+	completion_nsec=20000 memory_backed=1 cache_size=4 blocking=1 max_sectors=128
 q=/sys/block/rnullb0/queue
 expect_eq "$(cat $q/logical_block_size)" 4096 "queue/logical_block_size"
 expect_eq "$(cat $q/physical_block_size)" 4096 "queue/physical_block_size"
@@ -33,7 +33,8 @@ expect_eq "$(dev_attr 0 completion_nsec)" 30000 "rnull/completion_nsec after bad
 if echo 1 >/sys/block/rnullb0/rnull/bs 2>/dev/null; then fail "read-only bs accepted a write"; fi
 expect_eq "$(dev_attr 0 memory_backed)" 1 "rnull/memory_backed"
 expect_eq "$(dev_attr 0 blocking)" 1 "rnull/blocking"
-expect_eq "$(cat $q/write_cache)" "write back" "memory-backed write cache"
+expect_eq "$(cat $q/write_cache)" "write back" "memory-backed write cache (cache_size=4)"
+expect_eq "$(dev_attr 0 cache_size)" 4 "rnull/cache_size"
 [ "$(cat $q/discard_max_hw_bytes)" -gt 0 ] || fail "memory-backed device without discard"
 unload_rnull
 
@@ -47,14 +48,14 @@ done
 unload_rnull
 
 cpus=$(nproc)
-load_rnull submit_queues="$cpus"
+load_rnull submit_queues="$cpus" poll_queues=0
 expect_eq "$(ls -d /sys/block/rnullb0/mq/* | wc -l)" "$cpus" "mq directories with submit_queues=$cpus"
 expect_eq "$(dev_attr 0 submit_queues)" "$cpus" "rnull/submit_queues"
 unload_rnull
 
 # More queues than CPUs is clamped, as null_blk does, with a warning.
 kmsg_mark
-load_rnull submit_queues=$((cpus + 3))
+load_rnull submit_queues=$((cpus + 3)) poll_queues=0
 expect_eq "$(ls -d /sys/block/rnullb0/mq/* | wc -l)" "$cpus" "mq directories with submit_queues>CPUs"
 kmsg_since | grep -q "submit_queues=$((cpus + 3)) is more than" || fail "no clamp warning"
 unload_rnull

@@ -5,12 +5,14 @@
 
 bad="nr_devices=65 nr_devices=-1 nr_devices=abc nr_devices=1x
 submit_queues=0 submit_queues=257 submit_queues=
+poll_queues=-1 poll_queues=257 poll_queues=two
 hw_queue_depth=0 hw_queue_depth=4097 hw_queue_depth=99999999999999999999
 bs=256 bs=1000 bs=8192 bs=4k
 gb=0 gb=16385 gb=-5
 irqmode=3 irqmode=-1 irqmode=soft
 completion_nsec=-1 completion_nsec=1000000001
 memory_backed=2 memory_backed=yes
+cache_size=-1 cache_size=16777217 cache_size=1M
 shared_tags=2 shared_tags=-1
 blocking=2 blocking=on
 rotational=2 rotational=x

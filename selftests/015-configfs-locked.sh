@@ -1,7 +1,9 @@
 #!/bin/sh
 # While a configfs device is powered on its settings are fixed, as
-# null_blk's: every attribute but power refuses a valid new value with
-# EBUSY and keeps its value; once powered off the same writes work.
+# null_blk's: every attribute but power, badblocks (a table changed at any
+# time, 022-badblocks), submit_queues and poll_queues (changed live,
+# 024-live-queues) refuses a valid new value with EBUSY and keeps its
+# value; once powered off the same writes work.
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/rnull
@@ -12,8 +14,11 @@ echo 64 >$d/size || fail "size=64"
 echo 1 >$d/power || fail "power=1"
 
 # attribute and a valid value different from its default
-values="blocking 1
+values="badblocks_once 1
+badblocks_partial_io 1
+blocking 1
 blocksize 4096
+cache_size 16
 completion_nsec 12345
 discard 1
 fua 0
@@ -25,12 +30,10 @@ max_sectors 64
 mbps 100
 memory_backed 1
 no_sched 1
-poll_queues 0
 rotational 1
 rotational_model 1
 shared_tags 1
 size 32
-submit_queues 1
 time_slice_us 250"
 
 echo "$values" | while read -r attr v; do
@@ -43,7 +46,7 @@ echo "$values" | while read -r attr v; do
 done || exit 1
 # Every attribute of the directory is in the table (power aside).
 for f in $(ls $d); do
-	[ "$f" = power ] && continue
+	case $f in power | badblocks | submit_queues | poll_queues) continue ;; esac
 	echo "$values" | grep -q "^$f " || fail "attribute $f not checked"
 done
 [ -b /dev/rnullb0 ] || fail "rnullb0 gone after refused writes"

@@ -69,7 +69,10 @@ load_rnull nr_devices=0 host_queue_depth=16
 d=$cfs/hostile
 mkdir $d || fail "mkdir $d"
 # name min max: the module parameters' ranges (size in MiB up to gb's 16384 GiB)
-table="blocking 0 1
+table="badblocks_once 0 1
+badblocks_partial_io 0 1
+blocking 0 1
+cache_size 0 16777216
 completion_nsec 0 1000000000
 discard 0 1
 fua 0 1
@@ -81,7 +84,7 @@ max_sectors 8 65535
 mbps 0 1048576
 memory_backed 0 1
 no_sched 0 1
-poll_queues 0 0
+poll_queues 0 256
 rotational 0 1
 rotational_model 0 1
 shared_tags 0 1

@@ -1,7 +1,7 @@
 #!/bin/sh
 # /sys/kernel/config/rnull/features lists exactly the device attributes that
-# work: every file of a device directory but poll_queues (rnull has no poll
-# queues; the file accepts only 0), and none of null_blk's that rnull lacks.
+# work: every file of a device directory, and none of null_blk's that rnull
+# lacks.
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/rnull
@@ -9,20 +9,16 @@ load_rnull nr_devices=0
 features=$(cat $cfs/features) || fail "read features"
 log "features: $features"
 mkdir $cfs/f || fail "mkdir"
-files=$(ls $cfs/f | grep -vx poll_queues | sort | tr '\n' ',' | sed 's/,$//')
+files=$(ls $cfs/f | sort | tr '\n' ',' | sed 's/,$//')
 listed=$(echo "$features" | tr ',' '\n' | sort | tr '\n' ',' | sed 's/,$//')
 expect_eq "$listed" "$files" "features against the directory's files"
 for f in $(echo "$features" | tr ',' ' '); do
 	[ -w $cfs/f/$f ] || fail "feature $f is not a writable file"
 done
-for absent in poll_queues cache_size badblocks badblocks_once badblocks_partial_io \
-	zoned zone_size home_node queue_mode use_per_node_hctx virt_boundary \
+for absent in zoned zone_size home_node queue_mode use_per_node_hctx virt_boundary \
 	shared_tag_bitmap; do
 	echo ",$features," | grep -q ",$absent," && fail "features lists $absent"
 done
-echo 0 >$cfs/f/poll_queues || fail "poll_queues=0 refused"
-if echo 1 >$cfs/f/poll_queues 2>/dev/null; then fail "poll_queues=1 accepted"; fi
-if echo 1 >$cfs/f/cache_size 2>/dev/null; then fail "cache_size accepted a write"; fi
 if echo 1 >$cfs/features 2>/dev/null; then fail "features accepted a write"; fi
 rmdir $cfs/f || fail "rmdir"
 unload_rnull

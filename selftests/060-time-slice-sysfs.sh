@@ -1,17 +1,18 @@
 #!/bin/sh
-# Every hardware queue has /sys/block/rnullbN/mq/<n>/time_slice_us: the
+# Every hardware queue (poll queues too) has /sys/block/rnullbN/mq/<n>/time_slice_us: the
 # module parameter sets the initial value, writes read back, bad values
 # give EINVAL and change nothing, non-root writes are refused.
 . "$(dirname "$0")/lib.sh"
 
 cpus=$(nproc)
-load_rnull submit_queues="$cpus" time_slice_us=250
+load_rnull submit_queues="$cpus" poll_queues=1 time_slice_us=250
 n=0
 for d in /sys/block/rnullb0/mq/*; do
 	expect_eq "$(cat "$d/time_slice_us")" 250 "$(basename "$d")/time_slice_us initial"
 	n=$((n + 1))
 done
-expect_eq "$n" "$cpus" "hardware queues with time_slice_us"
+# The poll queue too.
+expect_eq "$n" "$((cpus + 1))" "hardware queues with time_slice_us"
 
 f=/sys/block/rnullb0/mq/0/time_slice_us
 for v in 0 1 1000 100000; do

@@ -27,6 +27,6 @@ echo 1 >$cfs/plain/power || fail "plain: power=1"
 expect_eq "$(cat /sys/block/rnullb1/queue/rotational)" 0 "plain: queue/rotational"
 expect_eq "$(cat /sys/block/rnullb1/mq/0/time_slice_us)" 0 "plain: time_slice_us"
 expect_eq "$(dev_attr 1 mbps)" 0 "plain: mbps"
-expect_eq "$(ls -d /sys/block/rnullb1/mq/* | wc -l)" "$(cat $cfs/plain/submit_queues)" "plain: hardware queues"
+expect_eq "$(ls -d /sys/block/rnullb1/mq/* | wc -l)" "$(($(cat $cfs/plain/submit_queues) + $(cat $cfs/plain/poll_queues)))" "plain: hardware queues"
 rmdir $cfs/m $cfs/plain || fail "rmdir"
 unload_rnull

@@ -51,38 +51,68 @@ impl CompletionBatch {
     /// Ends `rq` with `status`: a successful, batchable request joins the
     /// batch, anything else is ended at once (`blk_mq_add_to_batch()`).
     pub(super) fn end<T: Operations>(&self, rq: Request<T>, status: Status) {
-        let raw = rq.as_raw();
-        // SAFETY: we own the started request, so its fields are stable.
-        let (flags, op, end_io) = unsafe {
-            (
-                (*raw).rq_flags,
-                (*raw).cmd_flags & super::request::OP_MASK,
-                (*raw).end_io,
-            )
-        };
-        let passthrough =
-            op == bindings::req_op_REQ_OP_DRV_IN || op == bindings::req_op_REQ_OP_DRV_OUT;
-        if status != Status::OK || flags & RQF_SCHED_TAGS != 0 || passthrough || end_io.is_some() {
+        // The batch is neither `Send` nor `Sync`: only the dispatching CPU
+        // touches it, and it is ended by its owner (type invariant).
+        // SAFETY: as above.
+        if let Some(rq) = unsafe { add_to_batch(self.iob.get(), rq, status) } {
             rq.end(status);
-            return;
-        }
-        // The request leaves the driver here, as in `Request::end`.
-        T::release(&rq);
-        let raw = rq.into_raw();
-        let iob = self.iob.get();
-        // The batch is neither `Send` nor `Sync`: only the dispatching CPU touches it.
-        // SAFETY: `iob` is ours alone (above); `raw` is a started request whose ownership
-        // moves to the batch (type invariant).
-        unsafe {
-            (*iob).complete = Some(bindings::blk_mq_end_request_batch);
-            (*iob).need_ts |= flags & RQF_NEED_TS != 0;
-            (*raw).__bindgen_anon_1.rq_next = (*iob).req_list.head;
-            (*iob).req_list.head = raw;
-            if (*iob).req_list.tail.is_null() {
-                (*iob).req_list.tail = raw;
-            }
         }
     }
+}
+
+/// Moves `rq`, to be ended with `status`, onto the batch `iob` if blk-mq's
+/// batch completion can take it (what `blk_mq_add_to_batch()` checks, and
+/// not a passthrough request); gives it back otherwise.
+///
+/// A batch whose `complete` is someone else's (io_uring may have collected
+/// another driver's requests in it) takes nothing.
+///
+/// # Safety
+///
+/// `iob` must be valid, used by nobody else during the call, and completed
+/// by its owner (`iob->complete(iob)`) after it.
+pub(super) unsafe fn add_to_batch<T: Operations>(
+    iob: *mut bindings::io_comp_batch,
+    rq: Request<T>,
+    status: Status,
+) -> Option<Request<T>> {
+    let raw = rq.as_raw();
+    // SAFETY: we own the started request, so its fields are stable.
+    let (flags, op, end_io) = unsafe {
+        (
+            (*raw).rq_flags,
+            (*raw).cmd_flags & super::request::OP_MASK,
+            (*raw).end_io,
+        )
+    };
+    let passthrough = op == bindings::req_op_REQ_OP_DRV_IN || op == bindings::req_op_REQ_OP_DRV_OUT;
+    if status != Status::OK || flags & RQF_SCHED_TAGS != 0 || passthrough || end_io.is_some() {
+        return Some(rq);
+    }
+    let ours: unsafe extern "C" fn(*mut bindings::io_comp_batch) =
+        bindings::blk_mq_end_request_batch;
+    // SAFETY: `iob` is valid and ours for the call (see above).
+    match unsafe { (*iob).complete } {
+        None => {}
+        // By address, as C compares them.
+        Some(f) if f as usize == ours as usize => {}
+        Some(_) => return Some(rq),
+    }
+    // The request leaves the driver here, as in `Request::end`.
+    T::release(&rq);
+    let raw = rq.into_raw();
+    // SAFETY: `iob` is ours for the call (see above); `raw` is a started
+    // request whose ownership moves to the batch, which its owner ends.
+    unsafe {
+        (*iob).complete = Some(ours);
+        (*iob).need_ts |= flags & RQF_NEED_TS != 0;
+        (*raw).__bindgen_anon_1.rq_next = (*iob).req_list.head;
+        (*iob).req_list.head = raw;
+        if (*iob).req_list.tail.is_null() {
+            (*iob).req_list.tail = raw;
+        }
+    }
+    None
 }
 
 impl Drop for CompletionBatch {

@@ -8,7 +8,7 @@ use super::{
     lock_class::LockClass,
     operations::Operations,
     sysfs::Attr,
-    tagset::TagSet,
+    tagset::{QueueCounts, TagSet},
     wake::QueueWaker,
 };
 use core::{ffi::c_void, fmt::Write, ptr::NonNull};
@@ -193,6 +193,9 @@ impl DiskBuilder {
         let mut disk_name = [0u8; 32];
         write!(BufWriter::new(&mut disk_name[..31]), "{name}").map_err(|_| EINVAL)?;
         let mut lim = self.limits();
+        // Held until the disk is counted: no change of the set's hardware
+        // queues meets a disk half made.
+        let mut disks = tagset.disks();
 
         // Owns the queue data until the `Disk` does.
         struct QueueDataGuard<T: Operations>(*const c_void, core::marker::PhantomData<T>);
@@ -262,8 +265,11 @@ impl DiskBuilder {
             return Err(e);
         }
 
+        *disks += 1;
+        drop(disks);
         // INVARIANT: the disk is added and carries the queue data, whose
-        // ownership moves to the `Disk`; the waker slot, if any, is ours.
+        // ownership moves to the `Disk`; the waker slot, if any, is ours;
+        // the set counts the disk.
         let mut disk = Disk {
             hctx_files: KVec::new(),
             gendisk,
@@ -283,10 +289,12 @@ impl DiskBuilder {
 ///
 /// `gendisk` was added with `device_add_disk` with `_group`'s files, and its
 /// queue's `queuedata` is `queue_data`, a pointer from `into_foreign`; both
-/// are released on drop. The number of hardware queues never changes (no
-/// `blk_mq_update_nr_hw_queues`), so the hctx kobjects and the waker's walk
-/// of `hctx_table` stay valid while the disk is registered. `hctx_files` are on the disk's hardware queue
-/// directories and read `queue_data`.
+/// are released on drop. The number of hardware queues changes only in
+/// [`Disk::update_hw_queues`], with the queue frozen and out of the waker,
+/// and the hctx files removed first, so the hctx kobjects and the waker's
+/// walk of `hctx_table` stay valid while used. `hctx_files` are on the
+/// disk's hardware queue directories and read `queue_data`. `_tagset`
+/// counts the disk in its `disks`.
 pub(crate) struct Disk<T: DiskFiles> {
     hctx_files: KVec<Attr<HctxFile<T>>>,
     gendisk: NonNull<bindings::gendisk>,
@@ -303,6 +311,47 @@ unsafe impl<T: DiskFiles> Send for Disk<T> {}
 unsafe impl<T: DiskFiles> Sync for Disk<T> {}
 
 impl<T: DiskFiles> Disk<T> {
+    /// Changes the disk's hardware queues to `counts`
+    /// (`blk_mq_update_nr_hw_queues`): new contexts get `init_hctx`, gone
+    /// ones `exit_hctx`, `map_queues` maps them. The disk must be its tag
+    /// set's only one (`EINVAL` otherwise). The queue is frozen first (every
+    /// request in flight ends; a request waiting for another disk's tag is
+    /// still woken), then taken out of the waker and its hctx files removed
+    /// while blk-mq replaces the hardware queue directories; both come back
+    /// after. `EINVAL`/`ENOMEM` as [`TagSet::update_counts`], with the old
+    /// queues kept. Files that cannot be made again (no memory) are logged
+    /// and left out; the change stands.
+    pub(crate) fn update_hw_queues(&mut self, counts: QueueCounts) -> Result {
+        let tagset = self._tagset.clone();
+        let disks = tagset.disks();
+        if *disks != 1 {
+            return Err(EINVAL);
+        }
+        // SAFETY: the disk is registered (type invariant), so is its queue.
+        let q = unsafe { (*self.gendisk.as_ptr()).queue };
+        // SAFETY: `q` is live; freezing waits for its requests and may
+        // sleep, which this process context allows. Unfrozen below.
+        unsafe { bindings::blk_mq_freeze_queue(q) };
+        if let Some((waker, index)) = &self.waker {
+            waker.unregister(*index);
+        }
+        // Before blk-mq deletes their directories.
+        drop(core::mem::take(&mut self.hctx_files));
+        let updated = tagset.update_counts(&disks, counts);
+        let files = self.add_hctx_files();
+        if let Some((waker, index)) = &self.waker {
+            // SAFETY: the queue lives until `put_disk`; `drop` unregisters
+            // before that.
+            unsafe { waker.register(*index, q) };
+        }
+        // SAFETY: frozen above.
+        unsafe { bindings::blk_mq_unfreeze_queue(q) };
+        if let Err(e) = files {
+            pr_err!("hardware queue files missing after changing the queues: {e:?}\n");
+        }
+        updated
+    }
+
     /// Adds `T::HCTX_FILES` to every hardware queue directory
     /// (`/sys/block/<disk>/mq/<n>/`).
     fn add_hctx_files(&mut self) -> Result {
@@ -357,5 +406,7 @@ impl<T: DiskFiles> Drop for Disk<T> {
             bindings::put_disk(self.gendisk.as_ptr());
             drop(T::QueueData::from_foreign(self.queue_data));
         }
+        // The set counts the disk (type invariant).
+        *self._tagset.disks() -= 1;
     }
 }

@@ -24,6 +24,8 @@ use kernel::{bindings, types::ForeignOwnable};
 /// `blk_mq_quiesce_queue` relies on), for as long as the value lives.
 pub(crate) struct Dispatch<'a> {
     blocking: bool,
+    /// The hardware queue is a poll queue (`HCTX_TYPE_POLL`).
+    polled: bool,
     /// Where successful completions go when blk-mq dispatches a batch.
     batch: Option<&'a CompletionBatch>,
     /// Not `Send`: the guarantee holds on the dispatching CPU only.
@@ -42,10 +44,14 @@ impl<'a> Dispatch<'a> {
         hctx: *mut bindings::blk_mq_hw_ctx,
         batch: Option<&'a CompletionBatch>,
     ) -> Self {
+        // SAFETY: the caller guarantees `hctx` is live; blk-mq sets its
+        // type when it maps the queues, which it does with the queue frozen,
+        // so not while we dispatch.
+        let (flags, ty) = unsafe { ((*hctx).flags, (*hctx).type_) };
         // INVARIANT: guaranteed by the caller.
         Self {
-            // SAFETY: the caller guarantees `hctx` is live.
-            blocking: unsafe { (*hctx).flags } & bindings::BLK_MQ_F_BLOCKING as usize != 0,
+            blocking: flags & bindings::BLK_MQ_F_BLOCKING as usize != 0,
+            polled: u32::from(ty) == bindings::hctx_type_HCTX_TYPE_POLL,
             batch,
             _p: PhantomData,
         }
@@ -59,6 +65,12 @@ impl<'a> Dispatch<'a> {
             Some(batch) => batch.end(rq, status),
             None => rq.end(status),
         }
+    }
+
+    /// The request goes to a poll queue: nothing will interrupt for it,
+    /// its submitter polls (`Operations::poll`) until it is ended.
+    pub(crate) fn polled(&self) -> bool {
+        self.polled
     }
 
     /// The caller holds the RCU read lock (a non-blocking tag set).

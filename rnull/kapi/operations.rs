@@ -12,7 +12,9 @@
 
 use super::{
     dispatch::{Dispatch, RqList},
+    poll::PollBatch,
     request::{reclaim_from_timer, Pdu, Pending, Refused, Request, Started, Status},
+    tagset::QueueMaps,
 };
 use core::{ffi::c_void, marker::PhantomData, pin::Pin, ptr::NonNull};
 use kernel::{bindings, error::Error, init::PinInit, prelude::*, types::ForeignOwnable};
@@ -89,6 +91,29 @@ pub(crate) trait Operations: Sized + 'static {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// Maps the CPUs to the hardware queues of each kind
+    /// ([`QueueMaps::map`]): when the tag set is allocated and whenever its
+    /// number of hardware queues changes. A tag set with poll queues needs
+    /// it (and [`Self::poll`]); without it, blk-mq spreads the CPUs over
+    /// the default queues. kapi gives the default kind every queue if the
+    /// driver left it none.
+    fn map_queues(_maps: &mut QueueMaps<'_>) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Ends what is done among the requests of the poll queue `hw`
+    /// ([`super::tagset::HctxType::Poll`]), through `batch`; returns how
+    /// many it ended. blk-mq calls it from the task waiting for a polled
+    /// request, again and again (until something ends, a signal or
+    /// `need_resched`), so it should be cheap when nothing is ready.
+    fn poll(
+        _hw: &Self::HwData,
+        _queue: ForeignBorrowed<'_, Self::QueueData>,
+        _batch: &PollBatch<'_>,
+    ) -> u32 {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// blk-mq's timeout fired for a request the driver had given up (an
     /// armed hrtimer, [`Request::lose`]). Without it kapi ends such a
     /// request with `BLK_STS_TIMEOUT`.
@@ -120,7 +145,11 @@ impl<T: Operations> OperationsVTable<T> {
         // A lost request is reclaimed here even without `timed_out`: see
         // `timeout_callback`.
         timeout: Some(Self::timeout_callback),
-        poll: None,
+        poll: if T::HAS_POLL {
+            Some(Self::poll_callback)
+        } else {
+            None
+        },
         complete: if T::HAS_COMPLETE {
             Some(Self::complete_callback)
         } else {
@@ -132,7 +161,11 @@ impl<T: Operations> OperationsVTable<T> {
         exit_request: Some(Self::exit_request_callback),
         cleanup_rq: None,
         busy: None,
-        map_queues: None,
+        map_queues: if T::HAS_MAP_QUEUES {
+            Some(Self::map_queues_callback)
+        } else {
+            None
+        },
         #[cfg(CONFIG_BLK_DEBUG_FS)]
         show_rq: None,
     };
@@ -227,6 +260,35 @@ impl<T: Operations> OperationsVTable<T> {
             // SAFETY: guaranteed by the caller.
             unsafe { Self::commit_rqs_callback(hctx) };
         }
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq (`blk_mq_update_queue_map`) with a tag set made by
+    /// [`super::tagset::TagSet::new`] whose maps it is rebuilding.
+    unsafe extern "C" fn map_queues_callback(set: *mut bindings::blk_mq_tag_set) {
+        // SAFETY: guaranteed by the caller; `maps` lives for this call only.
+        let mut maps = unsafe { QueueMaps::new(set) };
+        T::map_queues(&mut maps);
+        maps.finish();
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq (`blk_hctx_poll`) with a live poll `hctx` of a disk
+    /// made by [`super::disk::DiskBuilder`] (the polling task holds a
+    /// reference on its queue) and `iob` null or its completion batch.
+    unsafe extern "C" fn poll_callback(
+        hctx: *mut bindings::blk_mq_hw_ctx,
+        iob: *mut bindings::io_comp_batch,
+    ) -> core::ffi::c_int {
+        // SAFETY: blk-mq passes a live, initialised `hctx`.
+        let (hw, queue) = unsafe { (Self::hw_data(hctx), Self::queue_data(hctx)) };
+        // SAFETY: `iob` is null or the caller's batch, which it completes
+        // after this call; `batch` lives for this call only.
+        let batch = unsafe { PollBatch::new(iob) };
+        let done = T::poll(&hw, queue, &batch);
+        core::ffi::c_int::try_from(done).unwrap_or(core::ffi::c_int::MAX)
     }
 
     /// # Safety

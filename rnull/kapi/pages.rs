@@ -31,7 +31,9 @@
 //! after it (the block layer gives overlapping in-flight requests no order).
 //!
 //! `xa_lock` is a plain spinlock taken from `queue_rq` only, never from
-//! interrupts; no other lock nests inside or around it.
+//! interrupts; nothing nests inside it, and only a
+//! [`super::write_cache::WriteCache`]'s lock around it (a cached device
+//! runs every transfer under that lock instead of locklessly).
 
 use super::{dispatch::Dispatch, lock_class::LockClass, operations::Operations, request::Request};
 use core::{
@@ -41,17 +43,17 @@ use core::{
 };
 use kernel::{bindings, c_str, init::PinInit, pin_init, prelude::*, types::Opaque};
 
-const PAGE_SIZE: u64 = bindings::PAGE_SIZE as u64;
+pub(super) const PAGE_SIZE: u64 = bindings::PAGE_SIZE as u64;
 /// Allocations made inside an RCU read-side section must not sleep; a
 /// failure fails the write (`blocking=1` devices allocate with `GFP_NOIO`).
-const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_NOWAIT | bindings::__GFP_NOWARN;
+pub(super) const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_NOWAIT | bindings::__GFP_NOWARN;
 /// `GFP_NOIO` (`__GFP_RECLAIM`), which bindgen cannot evaluate: may sleep
 /// and reclaim, but starts no I/O, so a block driver cannot recurse into
 /// itself.
 const GFP_NOIO: bindings::gfp_t =
     (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);
-const SECTOR_SHIFT: u32 = 9;
-const SECTORS_PER_PAGE: u64 = PAGE_SIZE >> SECTOR_SHIFT;
+pub(super) const SECTOR_SHIFT: u32 = 9;
+pub(super) const SECTORS_PER_PAGE: u64 = PAGE_SIZE >> SECTOR_SHIFT;
 /// `XA_PRESENT`: matches any present entry in `xa_find`.
 const XA_PRESENT: bindings::xa_mark_t = 8;
 
@@ -135,7 +137,7 @@ impl PageStore {
     }
 
     /// The page at `index`, or null.
-    fn lookup(&self, index: u64) -> *mut bindings::page {
+    pub(super) fn lookup(&self, index: u64) -> *mut bindings::page {
         // The caller's protection (see the module docs) keeps a found page from being freed
         // while it is used.
         // SAFETY: the XArray is initialised; `xa_load` takes the RCU read lock itself.
@@ -143,7 +145,7 @@ impl PageStore {
     }
 
     /// Allocates an order-0 page; zeroed if `zero`.
-    fn alloc_page(gfp: bindings::gfp_t, zero: bool) -> Result<*mut bindings::page> {
+    pub(super) fn alloc_page(gfp: bindings::gfp_t, zero: bool) -> Result<*mut bindings::page> {
         let gfp = if zero {
             gfp | bindings::__GFP_ZERO
         } else {
@@ -162,7 +164,7 @@ impl PageStore {
     /// Publishes `page`, whose contents are final, at `index` unless
     /// another writer got there first. Returns the page now at `index`:
     /// `page`, or the other writer's (then `page` is freed).
-    fn publish(
+    pub(super) fn publish(
         &self,
         index: u64,
         page: *mut bindings::page,
@@ -192,6 +194,31 @@ impl PageStore {
         }
     }
 
+    /// Removes the page at `index` from the store and hands it to the
+    /// caller, or null if there is none. Readers under RCU may still hold
+    /// it: free it with [`free_page_after_grace_period`].
+    pub(super) fn take(&self, index: u64) -> *mut bindings::page {
+        let _guard = self.lock();
+        // SAFETY: we hold `xa_lock`, which `__xa_erase` expects; a removed
+        // page is ours.
+        let old =
+            unsafe { bindings::__xa_erase(self.xa.get(), index as usize) }.cast::<bindings::page>();
+        if !old.is_null() {
+            // Relaxed: statistic only.
+            self.pages.fetch_sub(1, Ordering::Relaxed);
+        }
+        old
+    }
+
+    /// The index of the first page at or after `from`, if any.
+    pub(super) fn first_from(&self, from: u64) -> Option<u64> {
+        let mut index = from as usize;
+        // SAFETY: the XArray is initialised; `xa_find` takes the RCU read
+        // lock itself and only reads.
+        let found = unsafe { bindings::xa_find(self.xa.get(), &mut index, usize::MAX, XA_PRESENT) };
+        (!found.is_null()).then_some(index as u64)
+    }
+
     /// Makes sure the page at `index` exists (zeroed if new).
     fn populate(&self, index: u64, gfp: bindings::gfp_t) -> Result {
         if self.lookup(index).is_null() {
@@ -200,12 +227,14 @@ impl PageStore {
         Ok(())
     }
 
-    /// Copies a read or write request's data from or to the store.
+    /// Copies a read or write request's first `limit` bytes (all of them
+    /// if it has fewer) from or to the store.
     pub(crate) fn transfer<T: Operations>(
         &self,
         ctx: &Dispatch<'_>,
         rq: &Request<T>,
         write: bool,
+        limit: u32,
     ) -> Result {
         let dir = if write {
             Dir::ToDevice
@@ -217,6 +246,7 @@ impl PageStore {
             // SAFETY: `rq` is a started request we own: its fields, bio chain and bvecs are
             // stable until we end it.
             unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
+        let bytes = bytes.min(limit);
         // Under RCU a write allocates a missing page as it copies, and
         // publishes it with its data (so only a partly written page needs
         // zeroing). Under `xa_lock` (a blocking set) nothing can be
@@ -236,11 +266,16 @@ impl PageStore {
         } else {
             Some(self.lock())
         };
-        while !bio.is_null() {
+        let mut left = bytes;
+        while !bio.is_null() && left > 0 {
             // SAFETY: `bio` is a live bio of the request.
             let (vecs, iter, next) = unsafe { ((*bio).bi_io_vec, (*bio).bi_iter, (*bio).bi_next) };
-            let (mut idx, mut done, mut remaining) =
-                (iter.bi_idx as usize, iter.bi_bvec_done, iter.bi_size);
+            let (mut idx, mut done, mut remaining) = (
+                iter.bi_idx as usize,
+                iter.bi_bvec_done,
+                iter.bi_size.min(left),
+            );
+            left -= remaining;
             while remaining > 0 {
                 // SAFETY: `idx` stays below the bio's vector count while
                 // `remaining` bytes are left, as the block layer guarantees.
@@ -384,7 +419,7 @@ impl PageStore {
 ///
 /// `page` is an order-0 page from `alloc_pages` that the caller owns and that
 /// no new reader can find any more.
-unsafe fn free_page_after_grace_period(page: *mut bindings::page) {
+pub(super) unsafe fn free_page_after_grace_period(page: *mut bindings::page) {
     // SAFETY: a page we own is not on any list, so its `callback_head` (in the union that also
     // holds the LRU links) is ours to use until the callback frees the page.
     unsafe {

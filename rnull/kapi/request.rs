@@ -84,6 +84,8 @@ pub(crate) struct Info {
     pub(crate) sector: u64,
     /// Length in bytes.
     pub(crate) bytes: u32,
+    /// A write that must reach stable media before it completes (`REQ_FUA`).
+    pub(crate) fua: bool,
     /// Identity of the software queue (submitting CPU's `blk_mq_ctx`) the
     /// request came from; only compared, never dereferenced.
     pub(crate) sw_queue: usize,
@@ -132,6 +134,7 @@ pub(super) unsafe fn info_of(rq: *mut bindings::request) -> Info {
         op,
         sector,
         bytes,
+        fua: flags & (1 << bindings::req_flag_bits___REQ_FUA) != 0,
         sw_queue,
     }
 }
@@ -146,8 +149,9 @@ pub(super) unsafe fn info_of(rq: *mut bindings::request) -> Info {
 #[repr(C)]
 pub(crate) struct Pdu<T: Operations> {
     timer: Opaque<bindings::hrtimer>,
-    /// Next request in an [`super::rq_fifo::RqFifo`]; only touched by the
-    /// request's owner.
+    /// Next request in an [`super::rq_fifo::RqFifo`] or a
+    /// [`super::poll::PollList`] (a request is on one at most); only touched
+    /// by the request's owner.
     link: core::cell::Cell<*mut bindings::request>,
     /// Set by [`Request::lose`]: nobody owns the request until blk-mq's
     /// timeout handler takes it back.
@@ -394,6 +398,25 @@ impl<T: Operations> Request<T> {
         let rq = self.into_raw();
         // SAFETY: we owned the started request; ownership ends here.
         unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
+    }
+
+    /// Ends the request's first `done` bytes successfully and the rest with
+    /// `status`, as a device that stopped at a bad sector reports it
+    /// (`blk_update_request`, then `blk_mq_end_request` for what is left):
+    /// bios wholly before the failure complete without error. With `done`
+    /// 0, or not short of the request's length, this is [`Self::end`].
+    pub(crate) fn end_partial(self, done: u32, status: Status) {
+        T::release(&self);
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request; ownership ends here. A
+        // partial update leaves the request started with the remaining
+        // bytes, which `blk_mq_end_request` then ends.
+        unsafe {
+            if done > 0 && done < (*rq).__data_len {
+                bindings::blk_update_request(rq, Status::OK.raw(), done);
+            }
+            bindings::blk_mq_end_request(rq, status.raw());
+        }
     }
 
     /// Gives the request back to blk-mq to be dispatched again later

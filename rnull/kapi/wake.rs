@@ -132,9 +132,10 @@ impl QueueWaker {
 ///
 /// `q` must be the live request queue of a registered disk.
 unsafe fn restart_queue(q: *mut bindings::request_queue) {
-    // The table and its contexts stay valid: rnull never changes the number of hardware queues
-    // (an invariant of `Disk`), and blk-mq frees contexts only when the queue is released (which
-    // waits for `unregister`); `xa_load` is safe under RCU or without concurrent stores.
+    // The table and its contexts stay valid: the number of hardware queues changes only while the
+    // disk is out of the waker (an invariant of `Disk`), and blk-mq frees contexts only when the
+    // queue is released (which waits for `unregister`); `xa_load` is safe under RCU or without
+    // concurrent stores.
     // SAFETY: `q` is live (guaranteed by the caller); its table stays valid (above).
     let (table, nr) = unsafe { (core::ptr::addr_of_mut!((*q).hctx_table), (*q).nr_hw_queues) };
     for i in 0..nr as usize {

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A volatile write cache in front of a [`PageStore`] (null_blk's
+//! `cache_size`): writes land in the cache, a flush writes it back to the
+//! store, a FUA write goes to the store at once (and keeps a cached copy
+//! of the page current), reads see the cache first. When the cache is
+//! full a write first writes a page back (round robin over the cache).
+//! Dropping the cache loses what it holds, as a power loss would.
+//!
+//! # Locking
+//!
+//! The cache holds whole page images: a page enters it as a copy of the
+//! store's page (or zeroes) with the write applied, and leaves it by a
+//! copy into the store. Moving pages between the two cannot be made atomic
+//! for the lock-free readers of [`PageStore`], so every transfer, flush and
+//! discard of a cached device runs under the cache's spinlock (null_blk
+//! serialises all of its memory-backed I/O the same way). Lock order: the
+//! cache lock, then either store's `xa_lock`; nothing else nests.
+//!
+//! Pages are allocated under that lock, so they never sleep
+//! (`GFP_NOWAIT`, for blocking tag sets too); a failed allocation fails
+//! the request. A page removed from either store is freed after an RCU
+//! grace period; the lock keeps any page we use alive meanwhile: a
+//! spinlock disables preemption on the kernels rnull builds for (not
+//! `PREEMPT_RT`, see `irq_lock`), and a preemption-disabled section holds
+//! off grace periods as `rcu_read_lock()` does.
+
+use super::{
+    operations::Operations,
+    pages::{
+        free_page_after_grace_period, PageStore, ALLOC_UNDER_RCU, PAGE_SIZE, SECTORS_PER_PAGE,
+        SECTOR_SHIFT,
+    },
+    request::Request,
+};
+use core::ffi::c_void;
+use kernel::{bindings, init::PinInit, new_spinlock, pin_init, prelude::*, sync::SpinLock};
+
+/// Where the next write-back of a full cache starts looking.
+struct Cursor {
+    next: u64,
+}
+
+/// A write cache of up to `limit` pages.
+#[pin_data]
+pub(crate) struct WriteCache {
+    /// Serialises every use of the cache and of the store behind it.
+    #[pin]
+    lock: SpinLock<Cursor>,
+    /// The cached pages, by device page number.
+    #[pin]
+    pages: PageStore,
+    /// Most pages held.
+    limit: u64,
+}
+
+/// Which way a transfer moves data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Read from the cache or the store.
+    Read,
+    /// Write into the cache.
+    Write,
+    /// Write to the store (forced unit access), and into a cached copy.
+    WriteFua,
+}
+
+impl WriteCache {
+    /// An empty cache of `mib` MiB (at least one page).
+    pub(crate) fn new(mib: u64) -> impl PinInit<Self> {
+        let limit = (mib.saturating_mul(1 << 20) / PAGE_SIZE).max(1);
+        pin_init!(Self {
+            lock <- new_spinlock!(Cursor { next: 0 }, "rnull_write_cache"),
+            pages <- PageStore::new(),
+            limit,
+        })
+    }
+
+    /// Pages the cache holds.
+    pub(crate) fn pages(&self) -> u64 {
+        self.pages.pages()
+    }
+
+    /// Moves the first `limit` bytes of `rq`'s data between the request and
+    /// the cache or `store` as `access` says.
+    pub(crate) fn transfer<T: Operations>(
+        &self,
+        store: &PageStore,
+        rq: &Request<T>,
+        access: Access,
+        limit: u32,
+    ) -> Result {
+        let mut cursor = self.lock.lock();
+        walk(rq, limit, |io, sector, len| {
+            let index = sector / SECTORS_PER_PAGE;
+            let off = ((sector % SECTORS_PER_PAGE) << SECTOR_SHIFT) as usize;
+            match access {
+                Access::Read => {
+                    let mut page = self.pages.lookup(index);
+                    if page.is_null() {
+                        page = store.lookup(index);
+                    }
+                    // SAFETY: `io` is mapped for `len` bytes (`walk`); a
+                    // found page stays alive under the lock (module docs),
+                    // and `off + len` stays within it.
+                    unsafe { copy(io, page, off, len, false) };
+                }
+                Access::WriteFua => {
+                    let page = page_of(store, index, len)?;
+                    // SAFETY: as above; `page` is the store's.
+                    unsafe { copy(io, page, off, len, true) };
+                    let cached = self.pages.lookup(index);
+                    if !cached.is_null() {
+                        // SAFETY: as above.
+                        unsafe { copy(io, cached, off, len, true) };
+                    }
+                }
+                Access::Write => {
+                    let mut page = self.pages.lookup(index);
+                    if page.is_null() {
+                        if self.pages.pages() >= self.limit {
+                            self.write_back(store, &mut cursor.next)?;
+                        }
+                        page = self.cache_page(store, index, len)?;
+                    }
+                    // SAFETY: as above; `page` is the cache's.
+                    unsafe { copy(io, page, off, len, true) };
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes every cached page back to `store` and empties the cache.
+    pub(crate) fn flush(&self, store: &PageStore) -> Result {
+        let _cursor = self.lock.lock();
+        let mut from = 0;
+        while self.pages.first_from(0).is_some() {
+            self.write_back(store, &mut from)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the data of `bytes` bytes from `sector` from the cache and
+    /// from `store` (see [`PageStore::discard`]).
+    pub(crate) fn discard(&self, store: &PageStore, sector: u64, bytes: u32) {
+        let _cursor = self.lock.lock();
+        self.pages.discard(sector, bytes);
+        store.discard(sector, bytes);
+    }
+
+    /// Makes the cache page of device page `index`: a copy of the store's
+    /// page, or zeroes (not needed if a write of `len` bytes covers it).
+    /// The caller holds the lock and found no cache page there.
+    fn cache_page(&self, store: &PageStore, index: u64, len: usize) -> Result<*mut bindings::page> {
+        let stored = store.lookup(index);
+        let whole = len as u64 == PAGE_SIZE;
+        let page = PageStore::alloc_page(ALLOC_UNDER_RCU, stored.is_null() && !whole)?;
+        if !stored.is_null() && !whole {
+            // SAFETY: `page` is new and ours; `stored` stays alive under the
+            // lock (module docs).
+            unsafe { copy_page(page, stored) };
+        }
+        // The lock keeps other writers away: the page is published as is.
+        self.pages.publish(index, page, ALLOC_UNDER_RCU)
+    }
+
+    /// Writes the first cached page at or after `*next` (wrapping around)
+    /// back to `store`, removes it from the cache and moves `*next` past
+    /// it. The caller holds the lock.
+    fn write_back(&self, store: &PageStore, next: &mut u64) -> Result {
+        let Some(index) = self
+            .pages
+            .first_from(*next)
+            .or_else(|| self.pages.first_from(0))
+        else {
+            return Ok(());
+        };
+        let cached = self.pages.lookup(index);
+        let mut stored = store.lookup(index);
+        if stored.is_null() {
+            // A new page, published only once it holds the data.
+            let page = PageStore::alloc_page(ALLOC_UNDER_RCU, false)?;
+            // SAFETY: `page` is new and ours; `cached` stays alive under the
+            // lock (module docs).
+            unsafe { copy_page(page, cached) };
+            stored = store.publish(index, page, ALLOC_UNDER_RCU)?;
+            if stored != page {
+                // SAFETY: as above; another user of the store published
+                // this page meanwhile, and it stays alive under the lock.
+                unsafe { copy_page(stored, cached) };
+            }
+        } else {
+            // SAFETY: both pages stay alive under the lock (module docs).
+            unsafe { copy_page(stored, cached) };
+        }
+        let taken = self.pages.take(index);
+        if !taken.is_null() {
+            // SAFETY: `take` handed us the page; nobody finds it any more.
+            unsafe { free_page_after_grace_period(taken) };
+        }
+        *next = index + 1;
+        Ok(())
+    }
+}
+
+/// The store's page `index`, made (zeroed unless a write of `len` bytes
+/// covers it) if missing. The caller holds the cache lock.
+fn page_of(store: &PageStore, index: u64, len: usize) -> Result<*mut bindings::page> {
+    let page = store.lookup(index);
+    if !page.is_null() {
+        return Ok(page);
+    }
+    let page = PageStore::alloc_page(ALLOC_UNDER_RCU, len as u64 != PAGE_SIZE)?;
+    store.publish(index, page, ALLOC_UNDER_RCU)
+}
+
+/// Calls `f(io, sector, len)` for the first `limit` bytes of `rq`'s data,
+/// in chunks within one page of the request's memory and one device page;
+/// `io` points to the chunk, mapped for the call.
+fn walk<T: Operations>(
+    rq: &Request<T>,
+    limit: u32,
+    mut f: impl FnMut(*mut u8, u64, usize) -> Result,
+) -> Result {
+    let raw = rq.as_raw();
+    // SAFETY: `rq` is a started request we own: its fields, bio chain and
+    // bvecs are stable until we end it.
+    let (mut sector, bytes, mut bio) = unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
+    let mut left = bytes.min(limit);
+    while !bio.is_null() && left > 0 {
+        // SAFETY: `bio` is a live bio of the request.
+        let (vecs, iter, next) = unsafe { ((*bio).bi_io_vec, (*bio).bi_iter, (*bio).bi_next) };
+        let (mut idx, mut done, mut remaining) = (
+            iter.bi_idx as usize,
+            iter.bi_bvec_done,
+            iter.bi_size.min(left),
+        );
+        left -= remaining;
+        while remaining > 0 {
+            // SAFETY: `idx` stays below the bio's vector count while
+            // `remaining` bytes are left, as the block layer guarantees.
+            let bv = unsafe { *vecs.add(idx) };
+            let seg = (bv.bv_len - done).min(remaining);
+            let (mut off, mut len) = (u64::from(bv.bv_offset + done), u64::from(seg));
+            while len > 0 {
+                let in_page = off % PAGE_SIZE;
+                let dev_off = (sector % SECTORS_PER_PAGE) << SECTOR_SHIFT;
+                let chunk = len.min(PAGE_SIZE - in_page).min(PAGE_SIZE - dev_off);
+                // A multi-page bvec covers physically contiguous pages, so
+                // the page at `off / PAGE_SIZE` is part of the segment; the
+                // mapping covers the page, and `in_page + chunk` stays in it.
+                // SAFETY: as above.
+                let io = unsafe {
+                    let page = bv.bv_page.add((off / PAGE_SIZE) as usize);
+                    bindings::kmap_local_page(page)
+                        .cast::<u8>()
+                        .add(in_page as usize)
+                };
+                let r = f(io, sector, chunk as usize);
+                // SAFETY: mapped above, on this CPU, and nothing mapped since.
+                unsafe { bindings::kunmap_local(io.cast::<c_void>()) };
+                r?;
+                sector += chunk >> SECTOR_SHIFT;
+                off += chunk;
+                len -= chunk;
+            }
+            remaining -= seg;
+            done += seg;
+            if done == bv.bv_len {
+                idx += 1;
+                done = 0;
+            }
+        }
+        bio = next;
+    }
+    Ok(())
+}
+
+/// Copies `len` bytes between `io` and `page` at `off`: into the page if
+/// `to_page`, else out of it, and out of a null page as zeroes.
+///
+/// # Safety
+///
+/// `io` must be valid for `len` bytes; `page` null or a live page with
+/// `off + len <= PAGE_SIZE`.
+unsafe fn copy(io: *mut u8, page: *mut bindings::page, off: usize, len: usize, to_page: bool) {
+    if page.is_null() {
+        if !to_page {
+            // C's memset: the request's memory may be shared with other
+            // I/O (see `PageStore`'s copies).
+            // SAFETY: `io` is valid for `len` bytes (caller).
+            unsafe { bindings::memset(io.cast(), 0, len) };
+        }
+        return;
+    }
+    // SAFETY: the page is live and the range within it (caller); C's
+    // memcpy, as `PageStore`'s copies, since overlapping requests may race
+    // on the bytes.
+    unsafe {
+        let mem = bindings::kmap_local_page(page).cast::<u8>().add(off);
+        let (to, from) = if to_page { (mem, io) } else { (io, mem) };
+        bindings::memcpy(to.cast(), from.cast(), len);
+        bindings::kunmap_local(mem.cast::<c_void>());
+    }
+}
+
+/// Copies the whole page `src` into `dst`.
+///
+/// # Safety
+///
+/// Both pages must be live; nobody else may write `dst` meanwhile.
+unsafe fn copy_page(dst: *mut bindings::page, src: *mut bindings::page) {
+    // SAFETY: both pages are live (caller) and mapped whole.
+    unsafe {
+        let d = bindings::kmap_local_page(dst);
+        let s = bindings::kmap_local_page(src);
+        bindings::memcpy(d, s, PAGE_SIZE as usize);
+        bindings::kunmap_local(s);
+        bindings::kunmap_local(d);
+    }
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sector-io: one direct (O_DIRECT), synchronous read or write of whole
+ * 512-byte sectors, for tests that must hit exact sectors (busybox dd has
+ * no O_DIRECT and reads through the page cache, a page at a time).
+ *
+ * usage: sector-io read DEV SECTOR COUNT [OUT]   data to OUT (or stdout)
+ *        sector-io write DEV SECTOR COUNT IN     data from IN
+ *        sector-io dsync DEV SECTOR COUNT IN     a write with O_DSYNC: FUA,
+ *                                                or write + flush
+ *        sector-io flush DEV                     fsync: a cache flush
+ *   exits 0 if the whole transfer succeeded, 1 with a message otherwise.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int die(const char *what)
+{
+	fprintf(stderr, "sector-io: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "flush")) {
+		int fd = open(argv[2], O_WRONLY);
+		if (fd < 0)
+			return die(argv[2]);
+		if (fsync(fd))
+			return die("fsync");
+		return 0;
+	}
+	int dsync = !strcmp(argv[1], "dsync");
+	int write_op = dsync || !strcmp(argv[1], "write");
+	if (argc < 5 || (!write_op && strcmp(argv[1], "read")) || (write_op && argc < 6)) {
+		fprintf(stderr, "usage: sector-io read|write|dsync DEV SECTOR COUNT [FILE], sector-io flush DEV\n");
+		return 2;
+	}
+	off_t off = strtoll(argv[3], NULL, 0) * 512;
+	size_t len = strtoull(argv[4], NULL, 0) * 512;
+	void *buf;
+
+	if (posix_memalign(&buf, 4096, len ? len : 512))
+		return die("posix_memalign");
+	int fd = open(argv[2], (write_op ? O_WRONLY : O_RDONLY) | O_DIRECT | (dsync ? O_DSYNC : 0));
+	if (fd < 0)
+		return die(argv[2]);
+	if (write_op) {
+		int in = open(argv[5], O_RDONLY);
+		if (in < 0 || read(in, buf, len) != (ssize_t)len)
+			return die(argv[5]);
+		close(in);
+		ssize_t n = pwrite(fd, buf, len, off);
+		if (n != (ssize_t)len) {
+			if (n >= 0)
+				errno = EIO;
+			return die("pwrite");
+		}
+		return 0;
+	}
+	ssize_t n = pread(fd, buf, len, off);
+	if (n != (ssize_t)len) {
+		if (n >= 0)
+			errno = EIO;
+		return die("pread");
+	}
+	int out = argc > 5 ? open(argv[5], O_WRONLY | O_CREAT | O_TRUNC, 0644) : 1;
+	if (out < 0 || write(out, buf, len) != (ssize_t)len)
+		return die("output");
+	return 0;
+}
