@@ -248,7 +248,8 @@
 //! policy and time the re-check uses (it only relies on what the re-check
 //! read after (W)), so the lazy clock does not affect it; neither does
 //! idle detection, since `put` writes nothing but the bitmap word,
-//! `in_flight` (and the starved mark) before (P).
+//! `in_flight` (and the starved mark, its count and the drain marker)
+//! before (P).
 //!
 //! Handing out the mask with `swap(0)` means each waiting queue is re-run
 //! once per *waiting episode* (a refusal sets the bit again), never once
@@ -280,6 +281,15 @@
 //! decrement always happens-after its matching increment: the counters
 //! never underflow, never drift, and may only transiently over-count by
 //! the number of setters in flight.
+//!
+//! A decrement is `Release`, and Borrow's contention check loads the
+//! starved count with `Acquire`: a drain stores its marker (see "Borrow's
+//! contention") *before* it clears the starved mark, so a check that reads
+//! the count without that queue also reads the marker (or a later stamp),
+//! and the host is never found uncontended between the two. (In the other
+//! order, a check in between forgot the last refusal, lifted the limit
+//! cache and let a borrower take a tag above its fair share right at the
+//! drain: the loom model `borrow_drain_window_vs_limit_check`.)
 //!
 //! Setters and clearers first load the word and skip the RMW when there is
 //! nothing to do, which keeps the fast paths (already active; drained
@@ -382,8 +392,14 @@ fn clear_counted(q: &QueueTags, flag: u32, count: &AtomicU32) -> bool {
     // AcqRel: Acquire pairs with the Release fetch_or in `set_counted`, so
     // the matching increment happens-before the decrement below.
     if q.state.fetch_and(!flag, Ordering::AcqRel) & flag != 0 {
-        // Relaxed: ordering comes from the RMW on the flag.
-        count.fetch_sub(1, Ordering::Relaxed);
+        // Release: pairs with the Acquire load of the starved count in
+        // `contended`: a check that reads the count without this queue
+        // (this value, or a later one of the count's RMWs, which continue
+        // its release sequence) also sees what the clearer wrote before,
+        // Borrow's drain marker (`clear_starved`, `tick`). The active count
+        // needs no such pairing (its readers only divide by it). The order
+        // against the matching increment comes from the flag's RMWs.
+        count.fetch_sub(1, Ordering::Release);
         return true;
     }
     false
@@ -668,7 +684,12 @@ impl HostTags {
 
     /// [`Self::is_contended`] for a clock the caller already borrowed.
     fn contended<C: Clock>(&self, clock: &C) -> bool {
-        if self.starved_queues() != 0 {
+        // Acquire: pairs with the Release decrement in `clear_counted`: a
+        // check that finds a starved queue's clear also finds the drain
+        // marker stored before it (see `clear_starved`), so that the host
+        // is never found uncontended between the two. Out of line: the fast
+        // path never reads the count.
+        if self.starved.load(Ordering::Acquire) != 0 {
             return true;
         }
         let expiry = self.borrow_expiry_ns();
@@ -1152,13 +1173,19 @@ impl HostTags {
     #[cold]
     #[inline(never)]
     fn clear_starved(&self, q: &QueueTags) {
-        if clear_counted(q, STARVED, &self.starved) {
-            if self.borrow_expiry_ns() != 0 {
-                // Relaxed: heuristic, published to the limit cache by the
-                // refresh below; `fetch_max`, as `note_failure`, so that
-                // the stamp never moves back.
-                self.last_failure.fetch_max(DRAINED, Ordering::Relaxed);
-            }
+        // The marker before the count: a contention check between the two
+        // would otherwise find neither a starved queue nor the drain, forget
+        // an old refusal and lift the fair share right at the drain. The
+        // Release decrement in `clear_counted` publishes the marker to the
+        // check that reads the count without this queue (Acquire).
+        //
+        // Relaxed: ordered by that pair, published to the limit cache by the
+        // refresh below; `fetch_max`, as `note_failure`, so that the stamp
+        // never moves back. (If the clear below loses to another clearer,
+        // the marker stays: a window for a queue that drained anyway.)
+        let marked = self.borrow_expiry_ns() != 0
+            && self.last_failure.fetch_max(DRAINED, Ordering::Relaxed) == 0;
+        if clear_counted(q, STARVED, &self.starved) || marked {
             self.refresh_limit_cache();
         }
     }

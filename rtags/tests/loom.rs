@@ -277,9 +277,12 @@ fn borrower_refused_at_its_limit_is_not_starved() {
 
 /// (d''') `borrow` with an expiry: the starved queue's drain (a put, which
 /// has no clock: it leaves a marker) races with the borrower's limit check
-/// at the fair share (which stamps the marker with its time). Whatever the
-/// order, the host stays contended for the expiry after the drain, the
-/// limit cache keeps the fair share until a check finds the window over,
+/// at the fair share, when the last refusal's window is long over. Whatever
+/// the order, the host stays contended: the borrower is refused at its fair
+/// share (a check between the starved count's decrement and the marker
+/// would find neither, forget the old refusal, lift the limit cache and
+/// hand the borrower a tag above its share right at the drain). The limit
+/// cache keeps the fair share until a check finds the drain's window over,
 /// and then lifts it.
 #[test]
 fn borrow_drain_window_vs_limit_check() {
@@ -304,9 +307,11 @@ fn borrow_drain_window_vs_limit_check() {
             w2.host.get(&w2.q[1], &hint, 2_000)
         });
         w.host.put(&w.q[0], t0);
-        if let Ok(t) = b.join().unwrap() {
-            mine.push(t);
-        }
+        assert_eq!(
+            b.join().unwrap(),
+            Err(Refusal::Limited),
+            "the borrower got a tag above its fair share at the drain"
+        );
         assert_eq!(w.host.starved_queues(), 0);
         assert_eq!(w.host.limit_bound(), 4, "the drain's window dropped");
         assert!(
