@@ -51,11 +51,12 @@
 //! * when a refusal marks the queue starved (`note_failure` records the
 //!   failure time for Borrow's expiry window), and
 //! * in Borrow's contention check when more than one queue is active, no
-//!   queue is starved, a failure (or a starved queue's drain) is recorded
-//!   and `borrow_expiry_ns != 0`. The first such check after a drain
-//!   stamps the drain's window with its reading; the first that finds the
-//!   window over forgets it, so later checks need no clock again until the
-//!   next refusal (see "Borrow's contention").
+//!   queue is starved, `borrow_expiry_ns != 0` and a stamp is recorded
+//!   (a refusal's, or the one the tick gave a drain; a drain awaiting its
+//!   tick counts as contended without the clock). The first check that
+//!   finds the stamp's window over forgets it, so later checks need no
+//!   clock again until the next refusal or drain (see "Borrow's
+//!   contention").
 //!
 //! A `get` reads the clock at most twice: at most once in its first
 //! attempt, and at most once in the slow path (one reading shared by the
@@ -78,28 +79,33 @@
 //! `borrow_expiry_ns` after the last refusal of a starved queue or after
 //! a starved queue drained, whichever is later.
 //!
-//! The window after the drain is what lets a queue at queue depth 1 keep
-//! its share: it drains after every request, and with the fair share
-//! ending at the drain (Kuai's v1, an expiry of 0) the borrower took
-//! every tag back before the next request came, which then waited for
-//! the borrower's next completion (Keith Busch's case in issue #14: the
-//! light job kept 0.856 of its IOPS alone; `tests/policy_sim.rs`). The
-//! default, [`DEFAULT_BORROW_EXPIRY_NS`] (5 ms), is far longer than a QD1
-//! job's turnaround and than the borrower's way down from the depth to
-//! its share at fast completions, and short against a nearly idle queue's
-//! gaps: in Kuai's case (a queue at 10 I/Os a second next to a busy one)
-//! each of its requests holds the busy one at its share for about 6 ms
-//! (the request, then 5 ms), 6% of the time. A queue that keeps doing
-//! I/O at queue depth 1 and is never refused again is refused once per
-//! window (the fair share ends 5 ms after its first drain), one wait in
-//! about fifteen requests at Busch's rates.
+//! Why the fair share outlives the drain: a queue at queue depth 1
+//! drains after every request. If the fair share ended at the drain, a
+//! borrower would take every free tag before that queue's next request,
+//! which would then wait for one of the borrower's completions, every
+//! time. The window must therefore be longer than such a queue's time
+//! between two requests, and than a borrower's way down from the depth to
+//! its share; and it must be short against the gaps of a nearly idle
+//! queue, each of whose requests holds the busy queues at their share for
+//! the request's time plus the window. [`DEFAULT_BORROW_EXPIRY_NS`] is
+//! chosen between the two; an expiry of 0 ends the fair share when the
+//! starved queues drain. A queue at queue depth 1 that is never refused
+//! again still loses the fair share one window after its first drain, and
+//! is then refused once, which opens the next window.
 //!
 //! `put` has no clock: the drain stores the marker `DRAINED` (later than
-//! any time, so that a refusal's `fetch_max` cannot move it back), and
-//! the first contention check that needs the time replaces it with its
-//! reading. The window thus starts at the first decision after the drain,
-//! no earlier, and nothing reads a clock for it if no queue's limit is
-//! checked meanwhile.
+//! any stamp, so that a refusal's `fetch_max` leaves it in place) before
+//! it decrements the starved count (see "Counters"), and the next
+//! [`HostTags::tick`] replaces it with its time. The window thus starts
+//! at most one tick period after the drain: the fair share lasts from the
+//! drain for between `borrow_expiry_ns` and that plus a tick period. Only
+//! the tick replaces the marker, and ticks are serialised: a contention
+//! check that read the clock, then was delayed, could otherwise stamp the
+//! marker of a later drain with its old reading and end that drain's
+//! window at once (the marker's value does not tell one drain from the
+//! next). A check that finds the marker counts the host as contended,
+//! without the clock. A change of the policy or of the expiry forgets what
+//! was recorded: it was recorded under the old setting.
 //!
 //! # Cost of the fast path
 //!
@@ -322,9 +328,28 @@ pub const DEFAULT_IDLE_NS: u64 = 100_000_000;
 /// docs; 0 = it ends when the starved queues drain, Kuai's v1).
 pub const DEFAULT_BORROW_EXPIRY_NS: u64 = 5_000_000;
 
-/// `last_failure` after a starved queue drained, before a contention check
-/// read the time (see [`HostTags::is_contended`]): later than any time.
+/// `last_failure` after a starved queue drained, until the next tick
+/// stamps it with its time (see "Borrow's contention"): later than any
+/// stamp, so that a refusal's `fetch_max` leaves it in place.
 const DRAINED: u64 = u64::MAX;
+
+/// The `last_failure` stamp of the time `now_ns`: `now_ns + 1` (0 means
+/// none), below [`DRAINED`] even at the end of time.
+fn stamp(now_ns: u64) -> u64 {
+    now_ns.saturating_add(1).min(DRAINED - 1)
+}
+
+/// Borrow's contention at some time, as read (see [`HostTags::contention`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Contention {
+    /// Contended: a queue is starved, or a drain awaits its stamp, or a
+    /// recorded stamp's window is open.
+    Yes,
+    /// Not contended, nothing recorded.
+    No,
+    /// Not contended: the window of this recorded stamp is over.
+    Over(u64),
+}
 
 /// Why [`HostTags::get`] did not return a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -466,8 +491,11 @@ pub struct HostTags {
     active_queues: AtomicU32,
     waiters: AtomicU64,
     starved: AtomicU32,
-    /// Time of the last refusal plus one (0 = none recorded, or its
-    /// Borrow expiry window was found over).
+    /// Where Borrow's expiry window starts, plus one ([`stamp`]): the time
+    /// of the last refusal that marked a queue starved, or of the first
+    /// tick after a starved queue drained; [`DRAINED`] from such a drain
+    /// until that tick; 0 when nothing is recorded (or the window was found
+    /// over, or the policy or the expiry changed since).
     last_failure: AtomicU64,
     borrow_expiry_ns: AtomicU64,
     idle_ns: AtomicU64,
@@ -555,6 +583,7 @@ impl HostTags {
         // Relaxed: invalidates stale Lend limits; they are ignored (fair
         // share is used) until the next tick recomputes them.
         self.lend_valid.store(false, Ordering::Relaxed);
+        self.forget_window();
         if policy == Policy::Window {
             // The slots of an earlier `window` period may be stale.
             self.windows.reset();
@@ -575,7 +604,20 @@ impl HostTags {
     pub fn set_borrow_expiry_ns(&self, ns: u64) {
         // Relaxed: configuration value.
         self.borrow_expiry_ns.store(ns, Ordering::Relaxed);
+        self.forget_window();
         self.refresh_limit_cache();
+    }
+
+    /// Drops Borrow's recorded refusal or drain after a change of the
+    /// policy or the expiry: it was recorded under the old setting (a
+    /// drain's marker, stored only with a non-zero expiry, would otherwise
+    /// start a window long after its drain). Contention starts afresh from
+    /// the starved queues. The caller refreshes the limit cache.
+    fn forget_window(&self) {
+        // Relaxed: configuration change; published to the limit cache by
+        // the caller's refresh. A refusal or drain racing with it may be
+        // lost: the same looseness as the policy switch itself.
+        self.last_failure.store(0, Ordering::Relaxed);
     }
 
     /// The percentage of the depth that every queue may use under
@@ -673,63 +715,74 @@ impl HostTags {
     }
 
     /// Whether the host counts as contended at `clock`'s time (Borrow
-    /// policy): some queue is starved, or the last refusal of a starved
-    /// queue, or the first check after a starved queue drained, is less
-    /// than `borrow_expiry_ns` ago (see "Borrow's contention" in the module
-    /// docs). The clock is only read in the second case, with a non-zero
-    /// expiry and a refusal or drain recorded.
+    /// policy): some queue is starved, or a starved queue drained since the
+    /// last tick, or the last refusal of a starved queue, or the first tick
+    /// after a starved queue drained, is less than `borrow_expiry_ns` ago
+    /// (see "Borrow's contention" in the module docs). The clock is only
+    /// read in the last case, with a non-zero expiry.
+    ///
+    /// This is the check a `get` makes: a window found over is forgotten
+    /// (and the limit cache lifted), so that later checks need no clock.
+    /// [`Self::limit`] reads the same state without changing it.
     pub fn is_contended<C: Clock>(&self, clock: C) -> bool {
         self.contended(&clock)
     }
 
-    /// [`Self::is_contended`] for a clock the caller already borrowed.
-    fn contended<C: Clock>(&self, clock: &C) -> bool {
+    /// Borrow's contention at `clock`'s time, read without changing
+    /// anything; the clock is read only when a stamp's window decides.
+    fn contention<C: Clock>(&self, clock: &C) -> Contention {
         // Acquire: pairs with the Release decrement in `clear_counted`: a
         // check that finds a starved queue's clear also finds the drain
         // marker stored before it (see `clear_starved`), so that the host
         // is never found uncontended between the two. Out of line: the fast
         // path never reads the count.
         if self.starved.load(Ordering::Acquire) != 0 {
-            return true;
+            return Contention::Yes;
         }
-        let expiry = self.borrow_expiry_ns();
-        if expiry == 0 {
-            return false;
+        if self.borrow_expiry_ns() == 0 {
+            return Contention::No;
         }
-        // Relaxed: contention heuristic; see `note_failure`.
-        let stamp = self.last_failure.load(Ordering::Relaxed);
-        if stamp == 0 {
-            return false;
+        // Relaxed: ordered after the count's load above where it matters
+        // (a drain); otherwise a heuristic, as `note_failure`.
+        match self.last_failure.load(Ordering::Relaxed) {
+            0 => Contention::No,
+            // The drain's window has not started: it starts at the tick.
+            DRAINED => Contention::Yes,
+            stamp => {
+                let end = (stamp - 1).saturating_add(self.borrow_expiry_ns());
+                if clock.now_ns() < end {
+                    Contention::Yes
+                } else {
+                    Contention::Over(stamp)
+                }
+            }
         }
-        let now = clock.now_ns();
-        if stamp == DRAINED {
-            // A starved queue drained since: its window starts now, the
-            // first time a decision needs it. Relaxed: heuristic; a failed
-            // CAS means another check stamped it (or a refusal's
-            // `fetch_max` could not lower it): either way the window has
-            // just started.
-            let _ = self.last_failure.compare_exchange(
-                DRAINED,
-                now.saturating_add(1),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-            return true;
+    }
+
+    /// [`Self::is_contended`] for a clock the caller already borrowed.
+    fn contended<C: Clock>(&self, clock: &C) -> bool {
+        match self.contention(clock) {
+            Contention::Yes => true,
+            Contention::No => false,
+            Contention::Over(stamp) => {
+                // Forget the stamp so that later checks need no clock.
+                // Relaxed: heuristic; the CAS keeps a newer refusal, and the
+                // drain marker. It may find `stamp` written again since
+                // (replaced by the marker, then stamped by a tick at the
+                // same time): that is the same window, over at our reading
+                // too, since that tick read the clock before we did (else
+                // its stamp would be later than our end of the window).
+                if self
+                    .last_failure
+                    .compare_exchange(stamp, 0, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    // Borrow's bound may be lifted.
+                    self.refresh_limit_cache();
+                }
+                false
+            }
         }
-        if now < stamp.saturating_sub(1).saturating_add(expiry) {
-            return true;
-        }
-        // The window is over: forget the refusal so that later checks need
-        // no clock. Relaxed: heuristic; the CAS keeps a newer refusal.
-        if self
-            .last_failure
-            .compare_exchange(stamp, 0, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            // Borrow's bound may be lifted.
-            self.refresh_limit_cache();
-        }
-        false
     }
 
     /// The cached bound below which no queue is at its policy limit
@@ -808,21 +861,19 @@ impl HostTags {
 
     /// Current limit of `q` under the active policy (host depth when
     /// unlimited). `clock` is read only under [`Policy::Borrow`], see
-    /// [`Self::is_contended`].
+    /// [`Self::is_contended`]. A read: it changes nothing (a Borrow window
+    /// found over is forgotten by the next limit check of a `get`), so
+    /// that statistics (sysfs) do not steer the policy.
     pub fn limit<C: Clock>(&self, q: &QueueTags, clock: C) -> u32 {
-        self.limit_at(q, self.depth(), self.policy(), &clock)
-    }
-
-    /// [`Self::limit`] with the depth and the policy already read.
-    fn limit_at<C: Clock>(&self, q: &QueueTags, depth: u32, policy: Policy, clock: &C) -> u32 {
-        match policy {
+        let depth = self.depth();
+        match self.policy() {
             Policy::None => depth,
             Policy::Fair => fair_share(depth, self.active_queues()),
             Policy::Borrow => {
                 // The fair share of a single active queue is the depth:
                 // no need to look at contention (nor at the clock).
                 let active = self.active_queues();
-                if active > 1 && self.contended(clock) {
+                if active > 1 && self.contention(&clock) == Contention::Yes {
                     fair_share(depth, active)
                 } else {
                     depth
@@ -1077,8 +1128,9 @@ impl HostTags {
     /// whether none was recorded before (the limit cache only looks at
     /// whether one is).
     fn note_failure(&self, now_ns: u64) -> bool {
-        let stamp = now_ns.saturating_add(1);
-        // Relaxed: heuristic timestamp; fetch_max keeps it monotonic.
+        let stamp = stamp(now_ns);
+        // Relaxed: heuristic timestamp; fetch_max keeps it monotonic and
+        // leaves a drain's marker in place (its window starts later).
         if self.last_failure.load(Ordering::Relaxed) < stamp {
             return self.last_failure.fetch_max(stamp, Ordering::Relaxed) == 0;
         }
@@ -1168,8 +1220,8 @@ impl HostTags {
     /// A starved queue drained to zero: no longer starved, and with a
     /// non-zero expiry the host stays contended for that long after the
     /// drain (see "Borrow's contention" in the module docs). `put` has no
-    /// clock: the drain stores [`DRAINED`], which the first contention
-    /// check that needs the time turns into that time.
+    /// clock: the drain stores [`DRAINED`], which the next tick turns into
+    /// its time.
     #[cold]
     #[inline(never)]
     fn clear_starved(&self, q: &QueueTags) {
@@ -1197,7 +1249,9 @@ impl HostTags {
     /// Turns the queues' busy flags into time (see "Idle detection" in the
     /// module docs), deactivates queues not found busy for
     /// [`Self::idle_ns`], holding no tags and with no pending wake-up bit
-    /// (also clearing their starved and waiting marks), then, under
+    /// (also clearing their starved and waiting marks), starts the Borrow
+    /// window of a starved queue that drained since the last tick, then,
+    /// under
     /// [`Policy::Lend`], recomputes the per-queue lending limits, and under
     /// [`Policy::Window`] lays the windows out for the active queues.
     ///
@@ -1240,6 +1294,19 @@ impl HostTags {
             // Its bit was already handed to a put.
             q.clear_flags(WAITING);
         }
+        // A starved queue drained since the last tick: its window starts
+        // now, at most one tick period after the drain (see "Borrow's
+        // contention"). Relaxed: heuristic, as `note_failure`; the tick is
+        // the only writer that replaces the marker, and it is serialised,
+        // so no stale reading of the clock can stamp a later drain's
+        // marker. No refresh: the bound only depends on whether a stamp
+        // is recorded.
+        let _ = self.last_failure.compare_exchange(
+            DRAINED,
+            stamp(now_ns),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
         match self.policy() {
             Policy::Lend => {
                 self.lend_tick(queues);
@@ -1502,8 +1569,8 @@ mod tests {
     #[test]
     fn borrow_falls_back_to_fair_and_lifts() {
         let h = HostTags::new(64, Policy::Borrow).unwrap();
-        // Kuai's v1 first: the fair share lasts until the starved queue
-        // drains.
+        // Without an expiry first: the fair share lasts until the starved
+        // queue drains.
         h.set_borrow_expiry_ns(0);
         let q0 = QueueTags::new(0);
         let q1 = QueueTags::new(1);
@@ -1531,9 +1598,10 @@ mod tests {
         assert_eq!(h.limit(&q1, 40), 64);
 
         // With an expiry, contention also lasts expiry ns after the last
-        // failure, and after the starved queue drained (from the first
-        // check that needs the time: the put has no clock), even though
-        // nobody is starved any more.
+        // failure, and after the starved queue drained (from the tick after
+        // the drain: the put has no clock), even though nobody is starved
+        // any more.
+        let all = [&q0, &q1];
         held.push(h.get(&q1, &hint, 45).unwrap());
         h.set_borrow_expiry_ns(1_000);
         assert_eq!(h.get(&q0, &hint, 50), Err(Refusal::Exhausted));
@@ -1547,15 +1615,21 @@ mod tests {
         assert!(h.is_contended(2_000), "starved");
         h.put(&q0, t);
         assert_eq!(h.starved_queues(), 0);
+        // Until the next tick the drain's window has not started, whatever
+        // the time.
+        assert!(h.is_contended(2_100));
+        assert!(h.is_contended(1_000_000));
+        assert_eq!(h.limit(&q1, 1_000_000), 32);
+        h.tick(&all, 2_100);
         assert!(h.is_contended(2_100), "the drain's window starts");
         assert!(h.is_contended(3_099));
         assert_eq!(h.limit(&q1, 3_099), 32);
         assert!(!h.is_contended(3_100));
         assert_eq!(h.limit(&q1, 3_100), 64);
         // The window after a drain starts later than the refusal's: it is
-        // the one that counts. (q1
-        // takes everything back first; its own refusal at the end of the
-        // budget, above its fair share, does not mark it.)
+        // the one that counts. (q1 takes everything back first; its own
+        // refusal at the end of the budget, above its fair share, does not
+        // mark it.)
         while let Ok(t) = h.get(&q1, &hint, 3_900) {
             held.push(t);
         }
@@ -1570,6 +1644,7 @@ mod tests {
             }
         };
         h.put(&q0, t);
+        h.tick(&all, 5_200);
         assert!(h.is_contended(5_200), "the drain's window");
         assert!(h.is_contended(6_199));
         assert!(!h.is_contended(6_200));
@@ -1815,17 +1890,18 @@ mod tests {
         let t = h.get(&q1, &hint, &clock).unwrap();
         assert!(h.is_contended(&clock));
         assert_eq!(clock.take_reads(), 0);
-        // q1 drains: no longer starved, and its put reads no clock; the
-        // window after the drain starts at the first check that needs the
-        // time.
+        // q1 drains: no longer starved, and its put reads no clock; until
+        // the next tick starts the drain's window, a check needs none
+        // either (q0 is refused at its share: not starved).
         h.put(&q1, t);
         assert_eq!(h.starved_queues(), 0);
-        assert_eq!(clock.take_reads(), 0);
-        // In the window: the clock decides. A refusal reads it at most
-        // twice: in the first attempt (here: the drain's window starts,
-        // at 1_500), and once in the slow path (for its re-check here, q0
-        // is refused at its share: not starved).
         let mut held = take(&h, &q0, 4, 1_500);
+        assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
+        assert_eq!(clock.take_reads(), 0);
+        // In the window, from the tick on: the clock decides. A refusal
+        // reads it at most twice: in the first attempt, and once in the
+        // slow path (for its re-check here).
+        h.tick(&[&q0, &q1], 1_500);
         clock.now.set(1_500);
         assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
         assert_eq!(clock.take_reads(), 2);
@@ -1843,6 +1919,64 @@ mod tests {
         assert!(!h.is_contended(&clock));
         assert_eq!(h.limit(&q0, &clock), 8);
         assert_eq!(clock.take_reads(), 0);
+        for t in held {
+            h.put(&q0, t);
+        }
+    }
+
+    /// A refusal at the end of time records a stamp, never the drain
+    /// marker: a check finds its window over instead of waiting for a tick.
+    #[test]
+    fn a_stamp_is_never_the_drain_marker() {
+        assert_eq!(stamp(0), 1);
+        assert_eq!(stamp(DRAINED - 2), DRAINED - 1);
+        assert_eq!(stamp(DRAINED - 1), DRAINED - 1);
+        assert_eq!(stamp(u64::MAX), DRAINED - 1);
+        let h = HostTags::new(8, Policy::Borrow).unwrap();
+        h.set_idle_ns(0);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let t = h.get(&q1, &hint, 0).unwrap();
+        h.put(&q1, t);
+        let mut held = take(&h, &q0, 8, 0);
+        let end = u64::MAX - 1;
+        assert_eq!(h.get(&q1, &hint, end), Err(Refusal::Exhausted));
+        // q1's bit is handed out, then it goes idle: no longer starved,
+        // without a drain.
+        assert_eq!(h.put(&q0, held.pop().unwrap()), 0b10);
+        h.tick(&all, end);
+        h.tick(&all, end);
+        assert!(!q1.is_active() && h.starved_queues() == 0);
+        assert!(!h.is_contended(u64::MAX), "the refusal's window is over");
+    }
+
+    /// `limit` is a read: a window found over is not forgotten (the limit
+    /// cache keeps the fair share), a drain's marker is not stamped.
+    #[test]
+    fn limit_reads_without_changing_anything() {
+        let h = HostTags::new(64, Policy::Borrow).unwrap();
+        h.set_borrow_expiry_ns(100);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let t = h.get(&q1, &hint, 0).unwrap();
+        h.put(&q1, t);
+        let mut held = take(&h, &q0, 64, 0);
+        assert_eq!(h.get(&q1, &hint, 10), Err(Refusal::Exhausted));
+        h.put(&q0, held.pop().unwrap());
+        let t = h.get(&q1, &hint, 10).unwrap();
+        h.put(&q1, t);
+        // The drain awaits its tick, whatever the time of the read.
+        assert_eq!(h.limit(&q0, 1_000), 32);
+        h.tick(&all, 20);
+        // From the tick on, for 100 ns.
+        assert_eq!(h.limit(&q0, 119), 32);
+        assert_eq!(h.limit(&q0, 120), 64);
+        assert_eq!(h.limit_bound(), 32, "a read lifted the limit cache");
+        assert_eq!(h.limit(&q0, 119), 32, "a read forgot the window");
+        assert!(!h.is_contended(120));
+        assert_eq!(h.limit_bound(), u32::MAX);
         for t in held {
             h.put(&q0, t);
         }
@@ -2198,27 +2332,26 @@ mod tests {
         h.put(&q1, t1);
         assert!(!q1.is_starved());
         assert_eq!(h.limit_bound(), u32::MAX, "drained");
-        // The refusal at 5 was recorded: with an expiry it counts (until
-        // 105), until an exact check finds its window over and forgets it.
+        // A change of the expiry forgets the refusal at 5.
         h.set_borrow_expiry_ns(100);
-        assert_eq!(h.limit_bound(), 32, "expiry set, refusal recorded");
-        assert!(!h.is_contended(106));
-        assert_eq!(h.limit_bound(), u32::MAX, "window over");
-        // A new refusal in a window; the starved queue's drain starts a
-        // window of its own at the first check (150).
+        assert_eq!(h.limit_bound(), u32::MAX, "expiry set: nothing recorded");
+        // A refusal with an expiry counts until an exact check finds its
+        // window over; the starved queue's drain counts until the next
+        // tick (150) starts a window of its own.
         let t = h.get(&q0, &hint, 107).unwrap();
         assert_eq!(h.get(&q1, &hint, 110), Err(Refusal::Exhausted));
         h.put(&q0, t);
         let t1 = h.get(&q1, &hint, 111).unwrap();
         h.put(&q1, t1);
         assert_eq!(h.limit_bound(), 32, "in the window");
-        assert!(h.is_contended(150));
+        assert!(h.is_contended(1_000), "the drain awaits its tick");
+        h.tick(&all, 150);
         assert_eq!(h.limit_bound(), 32);
         assert!(h.is_contended(249));
         assert!(!h.is_contended(250));
         assert_eq!(h.limit_bound(), u32::MAX, "window over");
-        // A refusal recorded with an expiry of 0 does not count until an
-        // expiry is set.
+        // A refusal recorded with an expiry of 0 does not count, nor after
+        // an expiry is set.
         h.set_borrow_expiry_ns(0);
         let t = h.get(&q0, &hint, 220).unwrap();
         assert_eq!(h.get(&q1, &hint, 220), Err(Refusal::Exhausted));
@@ -2227,9 +2360,17 @@ mod tests {
         h.put(&q1, t1);
         assert_eq!(h.limit_bound(), u32::MAX);
         h.set_borrow_expiry_ns(1_000);
-        assert_eq!(h.limit_bound(), 32, "expiry set");
+        assert_eq!(h.limit_bound(), u32::MAX, "expiry set: forgotten");
+        // A policy change forgets a drain's marker.
+        let t = h.get(&q0, &hint, 230).unwrap();
+        assert_eq!(h.get(&q1, &hint, 230), Err(Refusal::Exhausted));
+        h.put(&q0, t);
+        let t1 = h.get(&q1, &hint, 231).unwrap();
+        h.put(&q1, t1);
+        assert_eq!(h.limit_bound(), 32, "the drain's marker");
+        h.set_policy(Policy::Borrow);
+        assert_eq!(h.limit_bound(), u32::MAX, "policy set: forgotten");
         h.set_borrow_expiry_ns(0);
-        assert_eq!(h.limit_bound(), u32::MAX, "expiry cleared");
         assert_fresh(&h);
 
         // Lend: the fair share until the limits exist, then at most the

@@ -14,9 +14,9 @@
 //!   host is *contended*: while any queue is starved (failed below its
 //!   share and has not since drained to zero in flight), and for
 //!   `borrow_expiry_ns` (default 5 ms) after a starved queue's last refusal
-//!   or its drain. With an expiry of 0 this is the v1 behaviour "fair until
-//!   the waiting queue drains" (see "Borrow's contention" in
-//!   [`super::host`]).
+//!   or its drain (from the next tick). With an expiry of 0 this is the v1
+//!   behaviour "fair until the waiting queue drains" (see "Borrow's
+//!   contention" in [`super::host`]).
 //! * [`Policy::None`]: first come, first served: no per-queue limit.
 //! * [`Policy::Lend`] (Kuai's later version): the periodic host tick moves
 //!   tags stepwise from the active queues not refused since the previous
