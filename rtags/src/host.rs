@@ -1051,8 +1051,11 @@ impl HostTags {
                 self.refresh_limit_cache();
             }
         }
-        // (W) SeqCst: pairs with (P) in `put`. Either the re-check below
+        // (W) SeqCst: pairs with (P) in `put`: either the re-check below
         // sees the putter's free, or the putter's mask read sees our bit.
+        // And with (T) in `take_waiters` (a layout change under `window`):
+        // either the re-check reads the new layout, or that swap sees our
+        // bit.
         fence(Ordering::SeqCst);
         match self.try_get(q, hint, &now) {
             Ok(tag) => {
