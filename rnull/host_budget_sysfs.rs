@@ -11,7 +11,7 @@
 //! | `idle_ms` | rw | a queue without I/O for this long stops counting as active (1..=100000) |
 //! | `active_queues` | ro | queues counted by the fair share |
 //! | `waiting_queues` | ro | queues refused and not yet re-run |
-//! | `starved_queues` | ro | queues refused below their fair share, not yet drained |
+//! | `starved_queues` | ro | queues refused below their fair share, not yet drained, idle or found by a tick holding their share |
 //! | `in_use` | ro | tags held |
 //! | `mbps` | rw | bandwidth shared by all devices in MiB/s, 0 = unlimited (`host_mbps`) |
 //! | `slow_handoffs` | ro | refused queues that got a tag 1 ms or more after being woken for one |

@@ -75,9 +75,14 @@
 //! queue is *starved*: refused for want of a free tag while it held less
 //! than its fair share (a refusal at its own limit never marks it). Then
 //! the fair share applies to everyone while the host is *contended*: while
-//! a queue is starved (until it drains to zero or goes idle), and for
-//! `borrow_expiry_ns` after the last refusal of a starved queue or after
-//! a starved queue drained, whichever is later.
+//! a queue is starved, and for `borrow_expiry_ns` after the last refusal
+//! of a starved queue or after a starved queue drained, whichever is
+//! later. A queue stops being starved when it drains to zero, when it
+//! goes idle, or when a tick finds that it holds at least its fair share
+//! and was not refused below it since the previous tick (a *drain* too,
+//! below): it has its share, and a mark kept until a busy queue drains to
+//! zero would hold every other queue at the fair share for as long as it
+//! does I/O.
 //!
 //! Why the fair share outlives the drain: a queue at queue depth 1
 //! drains after every request. If the fair share ended at the drain, a
@@ -301,9 +306,10 @@
 //! nothing to do, which keeps the fast paths (already active; drained
 //! without having been starved) load-only. A clearer's `Relaxed` load may
 //! miss a mark set concurrently by another CPU; the mark then stays set
-//! (and counted) until the next clear: the next drain to zero, or idle
-//! deactivation. The counters stay exact because only an RMW that actually
-//! clears the flag decrements.
+//! (and counted) until the next clear: the next drain to zero, the tick
+//! that finds the queue holding its share, or idle deactivation. The
+//! counters stay exact because only an RMW that actually clears the flag
+//! decrements.
 //!
 //! Deactivation (in [`HostTags::tick`]) of a queue racing with a `get` of
 //! the same queue may leave that queue inactive while it holds a tag; it is
@@ -315,7 +321,7 @@ use super::bitmap::TagBitmap;
 pub use super::clock::Clock;
 use super::clock::LazyNow;
 use super::policy::{fair_share, Policy, LEND_RESERVE, MIN_FAIR_SHARE};
-use super::queue::{QueueTags, ACTIVE, BUSY, FAST_PATH_FLAGS, STARVED, WAITING};
+use super::queue::{QueueTags, ACTIVE, BUSY, DENIED, FAST_PATH_FLAGS, STARVED, WAITING};
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use super::window::{HandOff, Layout, Windows};
 use core::ops::Range;
@@ -1046,7 +1052,9 @@ impl HostTags {
         // the loom model `borrower_refused_at_its_limit_is_not_starved`).
         let fair = fair_share(self.depth(), self.active_queues());
         if refused.why == Refusal::Exhausted && refused.held < fair {
-            let starved = set_counted(q, STARVED, 0, &self.starved);
+            // DENIED tells the tick that the queue is still denied its share
+            // (see `tick`).
+            let starved = set_counted(q, STARVED, DENIED, &self.starved);
             if self.note_failure(now.now_ns()) || starved {
                 self.refresh_limit_cache();
             }
@@ -1220,11 +1228,11 @@ impl HostTags {
         q.in_flight.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A starved queue drained to zero: no longer starved, and with a
-    /// non-zero expiry the host stays contended for that long after the
-    /// drain (see "Borrow's contention" in the module docs). `put` has no
-    /// clock: the drain stores [`DRAINED`], which the next tick turns into
-    /// its time.
+    /// A starved queue drained to zero (or holds its fair share, see
+    /// `tick_starved`): no longer starved, and with a non-zero expiry the
+    /// host stays contended for that long after the drain (see "Borrow's
+    /// contention" in the module docs). `put` has no clock: the drain
+    /// stores [`DRAINED`], which the next tick turns into its time.
     #[cold]
     #[inline(never)]
     fn clear_starved(&self, q: &QueueTags) {
@@ -1252,9 +1260,11 @@ impl HostTags {
     /// Turns the queues' busy flags into time (see "Idle detection" in the
     /// module docs), deactivates queues not found busy for
     /// [`Self::idle_ns`], holding no tags and with no pending wake-up bit
-    /// (also clearing their starved and waiting marks), starts the Borrow
-    /// window of a starved queue that drained since the last tick, then,
-    /// under
+    /// (also clearing their starved and waiting marks), clears the starved
+    /// mark of a queue that holds its fair share and was not refused below
+    /// it since the last tick, starts the Borrow window of a starved queue
+    /// that drained since the last tick (or lost its mark in this one),
+    /// then, under
     /// [`Policy::Lend`], recomputes the per-queue lending limits, and under
     /// [`Policy::Window`] lays the windows out for the active queues.
     ///
@@ -1270,6 +1280,7 @@ impl HostTags {
             // Relaxed (flags, in_flight): idle heuristic. A get racing with
             // this tick may be missed; see "Counters" in the module docs.
             let flags = q.state.load(Ordering::Relaxed);
+            self.tick_starved(q, flags);
             if q.in_flight() != 0 {
                 // Busy now, and until the tick after the put of the tags
                 // held: keep the flag (puts do not set it).
@@ -1297,8 +1308,9 @@ impl HostTags {
             // Its bit was already handed to a put.
             q.clear_flags(WAITING);
         }
-        // A starved queue drained since the last tick: its window starts
-        // now, at most one tick period after the drain (see "Borrow's
+        // A starved queue drained since the last tick, or lost its mark in
+        // this one: its window starts now, at most one tick period after
+        // the drain (see "Borrow's
         // contention"). Relaxed: heuristic, as `note_failure`; the tick is
         // the only writer that replaces the marker, and it is serialised,
         // so no stale reading of the clock can stamp a later drain's
@@ -1320,6 +1332,34 @@ impl HostTags {
                 self.take_waiters()
             }
             _ => 0,
+        }
+    }
+
+    /// The tick's look at `q`'s starved mark (`flags` as the tick read
+    /// them): a starved queue that was not refused below its fair share
+    /// since the last tick and holds at least its fair share is no longer
+    /// starved, and its window starts as after a drain (see "Borrow's
+    /// contention"). Without this, only a drain to zero or idleness cleared
+    /// the mark, and a busy queue (at queue depth 32, say) that once was
+    /// starved kept the host contended for as long as it did I/O, long
+    /// after it had its share: every other queue was held at the fair share
+    /// for good. A refusal at its limit says nothing here, as it marks no
+    /// queue starved: the contention it would prolong is its own.
+    ///
+    /// Takes the queue's [`DENIED`] mark for the next period whatever the
+    /// outcome. A refusal racing with this tick counts for this period or
+    /// for the next (and re-marks the queue starved if this tick cleared
+    /// it): the decision is a heuristic, as the refusal's own reading.
+    fn tick_starved(&self, q: &QueueTags, flags: u32) {
+        let denied = flags & DENIED != 0 && q.take_flags(DENIED);
+        if flags & STARVED == 0 || denied {
+            return;
+        }
+        // Relaxed (in_flight, active count): see `fair_share_reached`.
+        if q.in_flight() >= fair_share(self.depth(), self.active_queues()) {
+            // As a drain: the marker, then the mark (the stamp comes at the
+            // end of this tick).
+            self.clear_starved(q);
         }
     }
 
@@ -1651,6 +1691,75 @@ mod tests {
         assert!(h.is_contended(5_200), "the drain's window");
         assert!(h.is_contended(6_199));
         assert!(!h.is_contended(6_200));
+    }
+
+    /// A starved queue that gets its fair share and keeps it, without
+    /// draining, is no longer starved after a tick period without another
+    /// refusal below its share: the fair share then lasts the window, not
+    /// for as long as that queue does I/O.
+    #[test]
+    fn tick_unstarves_a_queue_that_holds_its_share() {
+        let h = HostTags::new(64, Policy::Borrow).unwrap();
+        h.set_borrow_expiry_ns(100);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let t = h.get(&q1, &hint, 0).unwrap();
+        h.put(&q1, t);
+        let mut theirs = take(&h, &q0, 64, 0);
+        assert_eq!(h.get(&q1, &hint, 10), Err(Refusal::Exhausted));
+        assert!(q1.is_starved());
+        // q1 gets 31 tags, one short of its share (32).
+        let mut mine = Vec::new();
+        for _ in 0..31 {
+            h.put(&q0, theirs.pop().unwrap());
+            mine.push(h.get(&q1, &hint, 20).unwrap());
+        }
+        // Refused below its share in this period: still starved.
+        h.tick(&all, 1_000);
+        assert!(q1.is_starved());
+        // Below its share: still starved.
+        h.tick(&all, 2_000);
+        assert!(q1.is_starved());
+        // At its share, not refused below it since the last tick: no
+        // longer starved, and the window starts.
+        h.put(&q0, theirs.pop().unwrap());
+        mine.push(h.get(&q1, &hint, 2_500).unwrap());
+        assert_eq!(h.get(&q1, &hint, 2_500), Err(Refusal::Limited));
+        assert!(q1.is_starved(), "a refusal at its limit");
+        h.tick(&all, 3_000);
+        assert!(!q1.is_starved());
+        assert_eq!(h.starved_queues(), 0);
+        assert!(h.is_contended(3_099));
+        assert!(!h.is_contended(3_100));
+        assert_eq!(h.limit(&q1, 3_100), 64);
+        // Refused below its share again (q0 took everything back): a tick
+        // in the same period keeps the mark.
+        for t in mine.drain(..) {
+            h.put(&q1, t);
+        }
+        while let Ok(t) = h.get(&q0, &hint, 3_200) {
+            theirs.push(t);
+        }
+        mine.push({
+            h.put(&q0, theirs.pop().unwrap());
+            h.get(&q1, &hint, 3_300).unwrap()
+        });
+        assert_eq!(h.get(&q1, &hint, 3_300), Err(Refusal::Exhausted));
+        while q1.in_flight() < 32 {
+            h.put(&q0, theirs.pop().unwrap());
+            mine.push(h.get(&q1, &hint, 3_400).unwrap());
+        }
+        h.tick(&all, 4_000);
+        assert!(q1.is_starved(), "refused below its share in this period");
+        h.tick(&all, 5_000);
+        assert!(!q1.is_starved());
+        for t in mine {
+            h.put(&q1, t);
+        }
+        for t in theirs {
+            h.put(&q0, t);
+        }
     }
 
     #[test]

@@ -83,12 +83,13 @@ fn block035(policy: Policy) -> Outcome {
 fn assert_axboe_b_splits_evenly(policy: Policy) {
     let o = axboe_b(policy);
     println!(
-        "axboe b {:6}: a {:6.1} b {:6.1} MiB/s, split {:.3}, refusals {:?}",
+        "axboe b {:6}: a {:6.1} b {:6.1} MiB/s, split {:.3}, refusals {:?}, starved ticks {:?}",
         policy.name(),
         o.mib_per_s(0),
         o.mib_per_s(1),
         o.split(),
-        o.refusals
+        o.refusals,
+        o.starved_ticks
     );
     // The link is what binds: the two together fill it.
     let total = o.mib_per_s(0) + o.mib_per_s(1);
