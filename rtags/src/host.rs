@@ -321,7 +321,7 @@ use super::bitmap::TagBitmap;
 pub use super::clock::Clock;
 use super::clock::LazyNow;
 use super::policy::{fair_share, Policy, LEND_RESERVE, MIN_FAIR_SHARE};
-use super::queue::{QueueTags, ACTIVE, BUSY, DENIED, FAST_PATH_FLAGS, STARVED, WAITING};
+use super::queue::{QueueTags, ACTIVE, BORROWER, BUSY, DENIED, FAST_PATH_FLAGS, STARVED, WAITING};
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use super::window::{HandOff, Layout, Windows};
 use core::ops::Range;
@@ -1368,94 +1368,85 @@ impl HostTags {
     ///
     /// With `n` active queues and `fair = fair_share(depth, n)`: the
     /// *borrowers* are the active queues refused since the last tick, the
-    /// *lenders* the other active queues. Every lender's limit drops by
-    /// `step = max(fair / 4, 1)` but not below `min(LEND_RESERVE, fair)`;
-    /// the borrowers share the rest evenly: each gets
-    /// `max(ceil((depth - sum(lenders)) / borrowers), fair)`. When nobody
-    /// was refused, every limit moves back towards `fair` by `step`. When
-    /// the set of active queues changed, all limits restart at fair.
+    /// *lenders* the other active queues; `step = max(fair / 4, 1)`. When
+    /// someone was refused, every lender's limit drops by `step` but not
+    /// below `min(LEND_RESERVE, fair)`; the borrowers share the rest
+    /// evenly: each gets `max(ceil((depth - sum(lenders)) / borrowers),
+    /// fair)`.
+    /// When nobody was refused, every limit moves back towards `fair` by
+    /// `step`. When the set of active queues changed, all limits restart at
+    /// fair.
     ///
-    /// Why every refused queue and not the one refused most (Kuai's
-    /// "busiest"): refusals grow with what a queue holds (the queue with
-    /// more tags completes more, so it asks, and is refused, more), so
-    /// lending to the queue refused most feeds itself: of two equally busy
-    /// queues the first one lent to kept all but the other's reserve (28
-    /// tags of 32 against 4: a 0.14 bandwidth split in Axboe's case,
-    /// issue #14, `tests/policy_sim.rs`). Queues that all want more split
-    /// evenly; a busy queue next to nearly idle ones (Kuai's case) is the
-    /// only borrower and is lent all but their reserves.
+    /// Why every refused queue and not the one refused most: a queue is
+    /// refused more the more it holds (it completes more, so it asks more),
+    /// so lending to the queue refused most feeds itself, and of two equally
+    /// busy queues the first one lent to would keep all but the other's
+    /// reserve. Queues that all want more split evenly; a busy queue next to
+    /// nearly idle ones is the only borrower and is lent all but their
+    /// reserves.
+    ///
+    /// A borrower is marked in its own flags word ([`BORROWER`]), so that
+    /// any number of queues, and any indexes, can borrow.
     fn lend_tick<Q: AsRef<QueueTags>>(&self, queues: &[Q]) {
         let depth = self.depth();
         let n = u32::try_from(queues.iter().filter(|q| q.as_ref().is_active()).count())
             .unwrap_or(u32::MAX);
-        let fair = fair_share(depth, n);
-        // Bit i: queue i was refused since the last tick (the first 64
-        // queues: the waiter mask's width; later ones count as lenders).
-        let mut refused = 0u64;
-        for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
-            let failures = q.failures();
-            // Relaxed: only this (serialised, timer) tick uses it.
-            let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
-            if q.is_active() && failures > seen && i < 64 {
-                refused |= 1u64 << i;
-            }
-        }
-        let borrower = |i: usize| i < 64 && refused & (1u64 << i) != 0;
+        let borrowers = self.lend_borrowers(queues);
         // Relaxed: the tick is serialised by the driver's timer.
         let prev_n = self.lend_active.swap(n, Ordering::Relaxed);
         // Relaxed: see `set_policy`.
         let valid = self.lend_valid.load(Ordering::Relaxed);
-        let lending = n > 1 && prev_n == n && valid;
-        let effective = |q: &QueueTags| match q.lend_limit() {
-            0 => fair,
-            l => l,
-        };
-        let step = (fair / 4).max(1);
-        let reserve = LEND_RESERVE.min(fair).max(1);
-        // Lenders (and everyone, when nobody was refused) first: the
-        // borrowers share what they leave.
-        for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
-            let new = if !lending || !q.is_active() {
-                0
-            } else if borrower(i) {
-                continue;
-            } else if refused != 0 {
-                effective(q).saturating_sub(step).max(reserve)
+        let lend = Lend::new(depth, n, n > 1 && prev_n == n && valid, borrowers);
+        self.set_lend_limits(queues, &lend);
+    }
+
+    /// The first half of the Lend tick: finds the borrowers, the active
+    /// queues refused since the last Lend tick (their failure count moved),
+    /// marks them [`BORROWER`] and the others not, and counts them.
+    fn lend_borrowers<Q: AsRef<QueueTags>>(&self, queues: &[Q]) -> u32 {
+        let mut borrowers = 0u32;
+        for q in queues.iter().map(AsRef::as_ref) {
+            let failures = q.failures();
+            // Relaxed: only this (serialised, timer) tick uses it.
+            let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
+            if q.is_active() && failures > seen {
+                q.set_flags(BORROWER);
+                borrowers = borrowers.saturating_add(1);
             } else {
-                let cur = effective(q);
-                if cur > fair {
-                    cur.saturating_sub(step).max(fair)
-                } else {
-                    cur.saturating_add(step).min(fair)
-                }
+                q.clear_flags(BORROWER);
+            }
+        }
+        borrowers
+    }
+
+    /// The second half of the Lend tick: sets every queue's limit (see
+    /// [`Self::lend_tick`]), then the limit cache's inputs.
+    fn set_lend_limits<Q: AsRef<QueueTags>>(&self, queues: &[Q], lend: &Lend) {
+        // What the borrowers leave to the lenders, and how many share it.
+        let (mut others, mut sharing) = (0u32, 0u32);
+        for q in queues.iter().map(AsRef::as_ref) {
+            match lend.next(q) {
+                LendStep::Limit(l) => others = others.saturating_add(l),
+                LendStep::Share => sharing = sharing.saturating_add(1),
+            }
+        }
+        // Each sharing borrower's part: at least the fair share.
+        let each = match sharing {
+            0 => lend.fair,
+            k => lend.depth.saturating_sub(others).div_ceil(k),
+        }
+        .max(lend.fair)
+        .min(lend.depth);
+        // The same decisions again (their inputs are the tick's own, or
+        // advisory: an activation racing with the tick changes the active
+        // count, and the next tick restarts every limit at fair).
+        for q in queues.iter().map(AsRef::as_ref) {
+            let new = match lend.next(q) {
+                LendStep::Limit(l) => l,
+                LendStep::Share => each,
             };
             // Relaxed: advisory limit read by `limit()`.
             q.lend_limit.store(new, Ordering::Relaxed);
-        }
-        if lending && refused != 0 {
-            let lent = queues
-                .iter()
-                .map(AsRef::as_ref)
-                .enumerate()
-                .filter(|&(i, q)| q.is_active() && !borrower(i))
-                .map(|(_, q)| effective(q))
-                .fold(0u32, u32::saturating_add);
-            // At least one: `refused` is not empty.
-            let borrowers = refused.count_ones();
-            let each = depth
-                .saturating_sub(lent)
-                .div_ceil(borrowers)
-                .max(fair)
-                .min(depth);
-            for (_, q) in queues
-                .iter()
-                .map(AsRef::as_ref)
-                .enumerate()
-                .filter(|&(i, _)| borrower(i))
-            {
-                // Relaxed: advisory limit read by `limit()`.
-                q.lend_limit.store(each, Ordering::Relaxed);
-            }
         }
         // The limit cache's bound for queues with a lend limit. Relaxed:
         // published by the cache refresh.
@@ -1468,6 +1459,72 @@ impl HostTags {
         // Relaxed: see `set_policy`.
         self.lend_valid.store(true, Ordering::Relaxed);
         self.refresh_limit_cache();
+    }
+}
+
+/// One Lend tick's setting: what [`HostTags::set_lend_limits`] decides
+/// each queue's next limit from.
+struct Lend {
+    /// The host depth.
+    depth: u32,
+    /// The fair share of the active queues.
+    fair: u32,
+    /// How far a limit moves in one tick.
+    step: u32,
+    /// The least a lender keeps.
+    reserve: u32,
+    /// The limits carry on from the last tick (more than one queue active,
+    /// the same number as then, the limits valid); else they restart.
+    lending: bool,
+    /// Someone was refused since the last tick.
+    refused: bool,
+}
+
+/// A queue's next Lend limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LendStep {
+    /// This limit (0: none, the fair share applies).
+    Limit(u32),
+    /// A share of what the lenders leave (a borrower).
+    Share,
+}
+
+impl Lend {
+    /// The setting for `n` active queues of `depth`, `borrowers` of them
+    /// refused since the last tick.
+    fn new(depth: u32, n: u32, lending: bool, borrowers: u32) -> Lend {
+        let fair = fair_share(depth, n);
+        Lend {
+            depth,
+            fair,
+            step: (fair / 4).max(1),
+            reserve: LEND_RESERVE.min(fair).max(1),
+            lending,
+            refused: borrowers != 0,
+        }
+    }
+
+    /// `q`'s next limit (see [`HostTags::lend_tick`]).
+    fn next(&self, q: &QueueTags) -> LendStep {
+        if !self.lending || !q.is_active() {
+            return LendStep::Limit(0);
+        }
+        let cur = match q.lend_limit() {
+            0 => self.fair,
+            l => l,
+        };
+        // Relaxed: a flag of this (serialised) tick's own.
+        let borrower = q.state.load(Ordering::Relaxed) & BORROWER != 0;
+        if borrower {
+            return LendStep::Share;
+        }
+        LendStep::Limit(if self.refused {
+            cur.saturating_sub(self.step).max(self.reserve)
+        } else if cur > self.fair {
+            cur.saturating_sub(self.step).max(self.fair)
+        } else {
+            cur.saturating_add(self.step).min(self.fair)
+        })
     }
 }
 
@@ -2388,6 +2445,34 @@ mod tests {
             }
         }
         assert_eq!(h.in_use(), 0);
+    }
+
+    /// A borrower is a borrower wherever it stands in the tick's slice,
+    /// also past the 64th queue (the waiter mask's width).
+    #[test]
+    fn lend_sees_refusals_beyond_64_queues() {
+        let h = HostTags::new(1024, Policy::Lend).unwrap();
+        let qs: Vec<QueueTags> = (0..70).map(QueueTags::new).collect();
+        let hint = AtomicU32::new(0);
+        let mut held: Vec<Vec<u32>> = qs.iter().map(|q| take(&h, q, 1, 0)).collect();
+        h.tick(&qs, 1);
+        h.tick(&qs, 2);
+        let fair = fair_share(1024, 70);
+        assert_eq!(h.limit(&qs[69], 2), fair);
+        while let Ok(t) = h.get(&qs[69], &hint, 3) {
+            held[69].push(t);
+        }
+        h.tick(&qs, 3);
+        // The 69 others lend a step each (fair - fair / 4), queue 69 is
+        // lent the rest.
+        let lent = 69 * (fair - fair / 4);
+        assert_eq!(h.limit(&qs[69], 3), 1024 - lent);
+        assert_eq!(h.limit(&qs[0], 3), fair - fair / 4);
+        for (q, mine) in qs.iter().zip(held) {
+            for t in mine {
+                h.put(q, t);
+            }
+        }
     }
 
     /// The limit cache holds the bound of the current state.

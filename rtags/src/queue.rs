@@ -8,8 +8,8 @@
 //! The per-queue flags (active, busy, waiting, starved) share one atomic
 //! word, so that the allocation fast path checks the ones it cares about
 //! with a single load and compare: those are in the low byte
-//! (`FAST_PATH_FLAGS`), the starved and denied marks, which do not matter
-//! to it, above. The word is only ever modified by RMWs (`fetch_or` / `fetch_and`),
+//! (`FAST_PATH_FLAGS`), the marks that do not matter to it (starved,
+//! denied, borrower) above. The word is only ever modified by RMWs (`fetch_or` / `fetch_and`),
 //! never by plain stores, so that concurrent updates of different flags
 //! cannot erase each other, and so that every modification continues the
 //! release sequence of the `Release` RMW that set a counted flag (see
@@ -35,6 +35,10 @@ pub(super) const STARVED: u32 = 1 << 8;
 /// [`STARVED`]) since the last host tick, which takes it. Outside
 /// [`FAST_PATH_FLAGS`].
 pub(super) const DENIED: u32 = 1 << 9;
+/// Flag: refused in the period before the last `Lend` tick, which made it a
+/// borrower (see `HostTags::lend_tick`); written by that tick only.
+/// Outside [`FAST_PATH_FLAGS`].
+pub(super) const BORROWER: u32 = 1 << 10;
 
 /// [`QueueTags::window_slot`] of a queue without a window.
 pub(super) const NO_WINDOW: u32 = u32::MAX;
@@ -49,8 +53,8 @@ pub(super) const FAST_PATH_FLAGS: u32 = 0xff;
 pub struct QueueTags {
     /// Caller-assigned index; bit `index % 64` in the host waiter mask.
     pub(super) index: AtomicU32,
-    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`STARVED`], [`DENIED`]
-    /// (RMW only).
+    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`STARVED`], [`DENIED`],
+    /// [`BORROWER`] (RMW only).
     pub(super) state: AtomicU32,
     /// Tags currently held by this queue.
     pub(super) in_flight: AtomicU32,
@@ -160,7 +164,7 @@ impl QueueTags {
         }
     }
 
-    /// Sets the uncounted `flags` (BUSY, WAITING) unless all are set
+    /// Sets the uncounted `flags` (BUSY, WAITING, ...) unless all are set
     /// already: a load first keeps the line clean in the common case.
     pub(super) fn set_flags(&self, flags: u32) {
         // Relaxed (both): heuristic / informational flags; an RMW so that
@@ -170,7 +174,7 @@ impl QueueTags {
         }
     }
 
-    /// Clears the uncounted `flags` (BUSY, WAITING) unless none is set.
+    /// Clears the uncounted `flags` (BUSY, WAITING, ...) unless none is set.
     pub(super) fn clear_flags(&self, flags: u32) {
         self.take_flags(flags);
     }
