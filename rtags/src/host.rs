@@ -1370,9 +1370,11 @@ impl HostTags {
     /// *borrowers* are the active queues refused since the last tick, the
     /// *lenders* the other active queues; `step = max(fair / 4, 1)`. When
     /// someone was refused, every lender's limit drops by `step` but not
-    /// below `min(LEND_RESERVE, fair)`; the borrowers share the rest
-    /// evenly: each gets `max(ceil((depth - sum(lenders)) / borrowers),
-    /// fair)`.
+    /// below what it holds at the tick, nor below `min(LEND_RESERVE,
+    /// fair)`; a borrower below the fair share (a lender until now) climbs
+    /// back by `step`, at most to `fair`; the borrowers at or above the fair
+    /// share share the rest evenly: each gets `max(ceil((depth - sum(the
+    /// others' limits)) / their number), fair)`.
     /// When nobody was refused, every limit moves back towards `fair` by
     /// `step`. When the set of active queues changed, all limits restart at
     /// fair.
@@ -1384,6 +1386,18 @@ impl HostTags {
     /// reserve. Queues that all want more split evenly; a busy queue next to
     /// nearly idle ones is the only borrower and is lent all but their
     /// reserves.
+    ///
+    /// Why a lender that is refused climbs back stepwise rather than
+    /// joining the even split: its demand lies somewhere between its limit
+    /// and the fair share, and the split would hand it the fair share (or
+    /// more) at once, which it would not use and lend again, step by step,
+    /// until refused again: both its limit and the borrowers' would swing
+    /// over the whole range, tick after tick. And why a lender keeps what
+    /// it holds: it was not refused, so its demand stayed within its limit;
+    /// if it holds all of it, a lower limit only gets it refused, and it
+    /// climbs back a tick later. What it holds is a sample of the moment
+    /// (nothing is counted per I/O for it): a lender caught between two
+    /// requests lends one tag too many, and is refused and climbs back.
     ///
     /// A borrower is marked in its own flags word ([`BORROWER`]), so that
     /// any number of queues, and any indexes, can borrow.
@@ -1422,7 +1436,8 @@ impl HostTags {
     /// The second half of the Lend tick: sets every queue's limit (see
     /// [`Self::lend_tick`]), then the limit cache's inputs.
     fn set_lend_limits<Q: AsRef<QueueTags>>(&self, queues: &[Q], lend: &Lend) {
-        // What the borrowers leave to the lenders, and how many share it.
+        // What the sharing borrowers leave to the others (the lenders and
+        // the borrowers that climb back), and how many share it.
         let (mut others, mut sharing) = (0u32, 0u32);
         for q in queues.iter().map(AsRef::as_ref) {
             match lend.next(q) {
@@ -1485,7 +1500,8 @@ struct Lend {
 enum LendStep {
     /// This limit (0: none, the fair share applies).
     Limit(u32),
-    /// A share of what the lenders leave (a borrower).
+    /// A share of what the others leave (a borrower at or above the fair
+    /// share).
     Share,
 }
 
@@ -1515,11 +1531,17 @@ impl Lend {
         };
         // Relaxed: a flag of this (serialised) tick's own.
         let borrower = q.state.load(Ordering::Relaxed) & BORROWER != 0;
-        if borrower {
-            return LendStep::Share;
-        }
-        LendStep::Limit(if self.refused {
-            cur.saturating_sub(self.step).max(self.reserve)
+        LendStep::Limit(if borrower {
+            if cur >= self.fair {
+                return LendStep::Share;
+            }
+            // A lender refused: it climbs back.
+            cur.saturating_add(self.step).min(self.fair)
+        } else if self.refused {
+            // Not below what it holds now (see `lend_tick`). Relaxed: a
+            // sample; see `fair_share_reached`.
+            let held = q.in_flight.load(Ordering::Relaxed).min(cur);
+            cur.saturating_sub(self.step).max(held).max(self.reserve)
         } else if cur > self.fair {
             cur.saturating_sub(self.step).max(self.fair)
         } else {
@@ -2472,6 +2494,58 @@ mod tests {
             for t in mine {
                 h.put(q, t);
             }
+        }
+    }
+
+    /// A lender refused climbs back by a step, not to the borrowers' even
+    /// split; a lender keeps what it holds.
+    #[test]
+    fn lend_a_refused_lender_climbs_back_stepwise() {
+        let h = HostTags::new(32, Policy::Lend).unwrap();
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let mut mine = take(&h, &q1, 1, 0);
+        let mut theirs = take(&h, &q0, 1, 0);
+        h.tick(&all, 1);
+        h.tick(&all, 2);
+        // q0 is refused every tick, q1 lends down to its reserve (4).
+        for now in 3..6 {
+            while let Ok(t) = h.get(&q0, &hint, now) {
+                theirs.push(t);
+            }
+            h.tick(&all, now);
+        }
+        assert_eq!((h.limit(&q0, 6), h.limit(&q1, 6)), (28, 4));
+        // q1 wants 6: refused at 4, it gets a step more (8), not half the
+        // budget; q0, refused too, the rest.
+        while theirs.len() > 24 {
+            h.put(&q0, theirs.pop().unwrap());
+        }
+        while let Ok(t) = h.get(&q1, &hint, 7) {
+            mine.push(t);
+        }
+        assert_eq!(mine.len(), 4);
+        while let Ok(t) = h.get(&q0, &hint, 7) {
+            theirs.push(t);
+        }
+        h.tick(&all, 7);
+        assert_eq!((h.limit(&q0, 7), h.limit(&q1, 7)), (24, 8));
+        while theirs.len() > 24 {
+            h.put(&q0, theirs.pop().unwrap());
+        }
+        // q1 holds 6 and is not refused: it lends, but not what it holds.
+        mine.extend(take(&h, &q1, 2, 8));
+        while let Ok(t) = h.get(&q0, &hint, 8) {
+            theirs.push(t);
+        }
+        h.tick(&all, 8);
+        assert_eq!((h.limit(&q0, 8), h.limit(&q1, 8)), (26, 6));
+        for t in mine {
+            h.put(&q1, t);
+        }
+        for t in theirs {
+            h.put(&q0, t);
         }
     }
 

@@ -20,9 +20,10 @@
 //! * [`Policy::None`]: first come, first served: no per-queue limit.
 //! * [`Policy::Lend`] (Kuai's later version): the periodic host tick moves
 //!   tags stepwise from the active queues not refused since the previous
-//!   tick (the lenders, each keeping a reserve of [`LEND_RESERVE`] tags) to
-//!   those refused (the borrowers, who share them evenly); when nobody
-//!   fails, the limits drift back towards the fair share.
+//!   tick (the lenders, each keeping what it holds and at least a reserve
+//!   of [`LEND_RESERVE`] tags) to those refused (the borrowers: one below
+//!   its fair share climbs back a step, the others share the rest evenly);
+//!   when nobody fails, the limits drift back towards the fair share.
 //! * [`Policy::Window`] (after Keith Busch's RFC "sbitmap enforced fairness
 //!   for blk-mq"): every active queue owns a *window* of the bitmap, its
 //!   reserved share of the depth, and allocates there first, then in the

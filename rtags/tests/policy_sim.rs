@@ -213,6 +213,45 @@ fn kuai_busy_device_borrows_and_lend_lends_it_most() {
     assert!(lent >= 1.6, "lend/fair {lent:.2}");
 }
 
+/// QD32 against QD8 under `lend`: 32 tags, 1 ms completions. B wants 8
+/// tags, less than its fair share (16).
+fn lend_qd32_vs_qd8() -> Outcome {
+    let a = Device::new(32, 4096, 1_000_000);
+    let b = Device::new(8, 4096, 1_000_000);
+    HostSim::new(32, Policy::Lend, vec![a, b]).run()
+}
+
+/// `lend` with a lender whose demand lies between its reserve and its
+/// fair share: B lends what it does not use and keeps what it does, A is
+/// lent the rest, and the limits stay put. (When a refused lender joined
+/// the borrowers' even split, B jumped from its reserve to the fair share
+/// and lent it back step by step, and both limits swung over the whole
+/// range, tick after tick.)
+#[test]
+fn lend_limits_settle_qd32_vs_qd8() {
+    let o = lend_qd32_vs_qd8();
+    let ticks = o.limits[0].len();
+    println!(
+        "lend qd32/qd8: A {:6.0} B {:5.0} IOPS, refusals {:?}, limit changes {} {} in {ticks} ticks",
+        o.iops(0),
+        o.iops(1),
+        o.refusals,
+        o.limit_changes(0),
+        o.limit_changes(1),
+    );
+    // B is served: 8 tags of 1 ms.
+    assert!(o.iops(1) >= 7_600.0, "B {:.0}", o.iops(1));
+    // A is lent what B does not use.
+    assert!(o.iops(0) >= 22_000.0, "A {:.0}", o.iops(0));
+    for d in 0..2 {
+        let changes = o.limit_changes(d);
+        assert!(
+            changes * 5 <= ticks,
+            "device {d}'s limit changed at {changes} of {ticks} ticks"
+        );
+    }
+}
+
 #[test]
 fn block035_fast_not_slower_than_slow() {
     for p in POLICIES.into_iter().chain([Policy::None]) {
