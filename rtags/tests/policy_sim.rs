@@ -9,7 +9,8 @@
 //! * Busch: 63 tags, a heavy writer (128 KiB, iodepth 256) behind a
 //!   1750 MiB/s link, a light reader (512 bytes, iodepth 1, 350 us):
 //!   the light job keeps at least 0.9 of its IOPS alone under `fair`,
-//!   `borrow` and `window`, and visibly loses under `none`.
+//!   `borrow` and `window`, and visibly more under `fair` than under
+//!   `none`.
 //! * Axboe b: iodepth 32 against iodepth 32, 128 KiB, 32 tags, a
 //!   1000 MiB/s host link: bandwidth split within 5% under every policy
 //!   but `none`.
@@ -151,10 +152,13 @@ fn busch_keep_expiry(policy: Policy, expiry_ns: Option<u64>) -> f64 {
     keep
 }
 
+/// The light job needs a policy: `fair` keeps it visibly better off than
+/// first come, first served (a relation, not a bound on `none`: how badly
+/// `none` does is the simulation's detail, not a property to keep).
 #[test]
-fn busch_none_loses() {
-    let keep = busch_keep(Policy::None);
-    assert!(keep < 0.8, "none does not lose: {keep:.3}");
+fn busch_fair_protects_the_light_job_against_none() {
+    let (fair, none) = (busch_keep(Policy::Fair), busch_keep(Policy::None));
+    assert!(fair >= none + 0.2, "fair {fair:.3}, none {none:.3}");
 }
 
 #[test]
@@ -171,14 +175,19 @@ fn busch_borrow() {
     assert!(keep >= 0.9, "{keep:.3}");
 }
 
-/// Why the expiry is not 0 by default: with Kuai's v1 rule the fair share
-/// ends when the starved queue drains, which a QD1 job does after every
+/// Why the expiry is not 0 by default: without it the fair share ends
+/// when the starved queue drains, which a QD1 job does after every
 /// request; the heavy device then borrows every tag back at once, and
-/// each light request waits for a heavy completion (the bench's 0.856).
+/// each light request waits for a heavy completion. The default expiry
+/// must keep the light job clearly better off than none.
 #[test]
-fn busch_borrow_without_expiry_loses() {
-    let keep = busch_keep_expiry(Policy::Borrow, Some(0));
-    assert!(keep < 0.9, "{keep:.3}");
+fn busch_borrow_expiry_keeps_the_light_job() {
+    let default = busch_keep(Policy::Borrow);
+    let without = busch_keep_expiry(Policy::Borrow, Some(0));
+    assert!(
+        default >= without + 0.05,
+        "default expiry {default:.3}, none {without:.3}"
+    );
 }
 
 #[test]
