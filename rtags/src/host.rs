@@ -191,8 +191,9 @@
 //! * `lend`: `fair`'s, and while the lend limits are valid, at most the
 //!   smallest non-zero lend limit (recorded by the lend tick);
 //! * `window`: 0. Not a count but the place of a tag limits a queue (its
-//!   window and the shared part), so no allocation may take the fast
-//!   path's hinted word: every `get` takes the out-of-line path.
+//!   window and its slice of the shared part, or the whole shared part
+//!   without a window), so no allocation may take the fast path's hinted
+//!   word: every `get` takes the out-of-line path.
 //!
 //! So a queue holding fewer tags than the bound is not at its limit, and
 //! the fast path only compares `in_flight` with it; a queue holding at
@@ -830,8 +831,8 @@ impl HostTags {
                     fair()
                 }
             }
-            // Every allocation places its tag in the queue's window or the
-            // shared part: none may take the fast path's hinted word.
+            // Every allocation places its tag in the queue's window or its
+            // slice: none may take the fast path's hinted word.
             Policy::Window => 0,
         }
     }
@@ -898,7 +899,8 @@ impl HostTags {
         }
     }
 
-    /// [`Policy::Window`]'s limit of `q`: its window and the shared part.
+    /// [`Policy::Window`]'s limit of `q`: its window and its slice of the
+    /// shared part (without a window: the shared part).
     fn window_limit(&self, q: &QueueTags, depth: u32) -> u32 {
         let layout = self.windows.layout(depth);
         layout.limit(self.windows.slot(q, &layout))
@@ -934,7 +936,7 @@ impl HostTags {
                 // Not used by `get`, which places the tag instead (see
                 // `try_get`): the count of a queue that holds tags of
                 // another window (from an older layout) may be below its
-                // limit while its window and the shared part are full.
+                // limit while its window and its slice are full.
                 let limit = self.window_limit(q, depth);
                 // Relaxed: see `fair_share_reached`.
                 limit < depth && q.in_flight.load(Ordering::Relaxed) >= limit
@@ -1081,8 +1083,8 @@ impl HostTags {
     /// One allocation attempt outside the fast path: the exact policy
     /// check (only when the limit cache says the limit may bind), then the
     /// bitmap (the hinted word, then the search); under [`Policy::Window`]
-    /// (whose bound is 0), the window and the shared part instead. Depth,
-    /// policy and layout are read afresh (on the re-check: after (W)).
+    /// (whose bound is 0), the window and its slice instead. Depth, policy
+    /// and layout are read afresh (on the re-check: after (W)).
     #[inline(always)]
     fn try_get<C: Clock>(
         &self,
@@ -1116,7 +1118,8 @@ impl HostTags {
     }
 
     /// [`Self::try_get`] under [`Policy::Window`]: a tag of `q`'s window,
-    /// else of the shared part (see [`super::window`]). A refusal is
+    /// else of its slice of the shared part (without a window: of the whole
+    /// shared part; see [`super::window`]). A refusal is
     /// `Limited` when other queues' windows exist (the queue's part of the
     /// budget is full), `Exhausted` when its part is the whole depth.
     #[inline(never)]

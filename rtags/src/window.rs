@@ -73,8 +73,9 @@
 //! the shared part only, until the next tick (rnull ticks every 10 ms). This
 //! is why the default shared percentage is 10 and not 0: with 0, such a
 //! queue may have nothing to allocate from until then (and with few tags,
-//! no shared part at all); 10% leaves 90% of the depth reserved. Depth and shared-percentage changes move the windows too:
-//! their caller hands the waiters back with
+//! no shared part at all); 10% leaves 90% of the depth reserved. Depth and
+//! shared-percentage changes move the windows too: their caller hands the
+//! waiters back with
 //! [`HostTags::take_waiters`](super::host::HostTags::take_waiters), as after
 //! switching to `window` (which starts with every tag shared until the
 //! first tick).
@@ -177,8 +178,9 @@
 //! harness; a get that reaches its slice computes it, one that finds a tag
 //! in its window does not. A `put` that finds waiters reads, per waiting
 //! queue, its window's and its slice's words (at most 16 each), and the
-//! shared part's once if a queue without a window waits. The inline fast path of the other policies is unchanged,
-//! and so is `put` without waiters.
+//! shared part's once if a queue without a window waits. The inline fast
+//! path of the other policies is unchanged, and so is `put` without
+//! waiters.
 //!
 use super::bitmap::TagBitmap;
 use super::queue::{QueueTags, NO_WINDOW};
@@ -226,7 +228,8 @@ impl Layout {
         self.windows.saturating_mul(self.size)
     }
 
-    /// The shared part: every queue may allocate there.
+    /// The shared part: the windows' slices cover it, and a queue without
+    /// a window may allocate anywhere in it.
     pub fn shared(&self) -> Range<u32> {
         self.shared_start()..self.depth
     }
