@@ -377,12 +377,12 @@ impl Refusal {
     }
 }
 
-/// A refused allocation attempt: why, and the queue's `in_flight` as the
-/// attempt read it (see `HostTags::get_slow`).
+/// An allocation attempt that failed: the [`Refusal`], and the queue's
+/// `in_flight` as the attempt read it (see `HostTags::get_slow`).
 #[derive(Clone, Copy, Debug)]
-struct Refused {
-    /// The refusal.
-    why: Refusal,
+struct FailedAttempt {
+    /// Why the attempt failed.
+    refusal: Refusal,
     /// Tags the queue held, read before the attempt's policy check.
     held: u32,
 }
@@ -1010,7 +1010,7 @@ impl HostTags {
                 }
                 Ok(tag)
             }
-            Err(refused) => self.get_slow(q, hint, clock, refused),
+            Err(first) => self.get_slow(q, hint, clock, first),
         }
     }
 
@@ -1023,8 +1023,8 @@ impl HostTags {
         }
     }
 
-    /// The refusal path of [`Self::get`], after the first attempt was
-    /// `refused`: waiter bit, contention, (W), re-check.
+    /// The refusal path of [`Self::get`], after the `first` attempt
+    /// failed: waiter bit, contention, (W), re-check.
     #[cold]
     #[inline(never)]
     fn get_slow<C: Clock>(
@@ -1032,7 +1032,7 @@ impl HostTags {
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
-        refused: Refused,
+        first: FailedAttempt,
     ) -> Result<u32, Refusal> {
         // One reading for the failure time and the re-check.
         let now = LazyNow::new(clock);
@@ -1046,14 +1046,16 @@ impl HostTags {
         // any policy limit), or with no free tag while it held at least its
         // fair share (a borrower at the end of the budget) does not turn
         // contention on: otherwise a busy borrower would keep the fair limit
-        // applied to itself for as long as it does I/O (a QD32 queue almost
-        // never drains to zero). The decision uses the refused attempt's
-        // own reading of `in_flight`, not a new one: the queue's own puts
-        // may lower it meanwhile, and a borrower refused at its fair share
-        // then read below it was marked starved (Kuai's case, issue #14;
-        // the loom model `borrower_refused_at_its_limit_is_not_starved`).
-        let fair = fair_share(self.depth(), self.active_queues());
-        if refused.why == Refusal::Exhausted && refused.held < fair {
+        // applied to itself for as long as it does I/O. The decision uses
+        // the failed attempt's own reading of `in_flight`, not a new one:
+        // the queue's own puts may lower it meanwhile, and a borrower
+        // refused at its fair share would be read below it and marked
+        // starved (the loom model
+        // `borrower_refused_at_its_limit_is_not_starved`). The fair share
+        // (a division) is only computed for a refusal that may mark.
+        if first.refusal == Refusal::Exhausted
+            && first.held < fair_share(self.depth(), self.active_queues())
+        {
             // DENIED tells the tick that the queue is still denied its share
             // (see `tick`).
             let starved = set_counted(q, STARVED, DENIED, &self.starved);
@@ -1072,10 +1074,10 @@ impl HostTags {
                 q.clear_flags(WAITING);
                 Ok(tag)
             }
-            Err(refused) => {
+            Err(again) => {
                 // Relaxed: statistics counter (read by the Lend tick).
                 q.failures.fetch_add(1, Ordering::Relaxed);
-                Err(refused.why)
+                Err(again.refusal)
             }
         }
     }
@@ -1091,26 +1093,23 @@ impl HostTags {
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
-    ) -> Result<u32, Refused> {
+    ) -> Result<u32, FailedAttempt> {
         // Relaxed: see `get`.
         let held = q.in_flight.load(Ordering::Relaxed);
-        let refused = |why| Refused { why, held };
+        let failed = |refusal| FailedAttempt { refusal, held };
         if held >= self.cached_bound() {
             match self.policy() {
-                Policy::Window => return self.try_get_window(q, hint).map_err(refused),
+                Policy::Window => return self.try_get_window(q, hint).map_err(failed),
                 policy => {
                     if self.limited(q, self.depth(), policy, clock) {
-                        return Err(refused(Refusal::Limited));
+                        return Err(failed(Refusal::Limited));
                     }
                 }
             }
         }
         let tag = match self.bitmap.get_fast(hint) {
             Some(tag) => tag,
-            None => self
-                .bitmap
-                .search(hint)
-                .ok_or(refused(Refusal::Exhausted))?,
+            None => self.bitmap.search(hint).ok_or(failed(Refusal::Exhausted))?,
         };
         // Relaxed: accounting; tag ownership is carried by the bitmap bit.
         q.in_flight.fetch_add(1, Ordering::Relaxed);
