@@ -131,8 +131,7 @@
 //! these files, per get+put): depth 1024, one queue, 1 to 4 hints, 1 or
 //! 32 tags in flight, `none`, `fair`, `borrow` and `lend` alike: 41 (46
 //! with one tag in flight; the harness's own empty-slot test shares `put`'s
-//! range compare), against 78 (`none`) to 88 (`lend`) before the limit
-//! cache and the valid masks.
+//! range compare).
 //!
 //! No policy is evaluated and neither the depth nor the policy is read:
 //! the limit cache's bound stands for all of them (the lines it reads are
@@ -197,8 +196,8 @@
 //!
 //! So a queue holding fewer tags than the bound is not at its limit, and
 //! the fast path only compares `in_flight` with it; a queue holding at
-//! least the bound takes the exact check (the same code and reads as
-//! before the cache: [`HostTags::limit`]'s formulas, without division).
+//! least the bound takes the exact check ([`HostTags::limit`]'s formulas,
+//! without division).
 //! A bound that is too low only costs the exact check; one that is too
 //! high would let a queue exceed its limit.
 //!
@@ -331,8 +330,9 @@ use core::ops::Range;
 pub const DEFAULT_IDLE_NS: u64 = 100_000_000;
 
 /// Default borrow expiry: the fair share lasts 5 ms after a starved queue
-/// drained or was last refused (see "Borrow's contention" in the module
-/// docs; 0 = it ends when the starved queues drain, Kuai's v1).
+/// was last refused, and after its drain from the tick that follows (see
+/// "Borrow's contention" in the module docs for why this long; 0 = it ends
+/// when the starved queues drain).
 pub const DEFAULT_BORROW_EXPIRY_NS: u64 = 5_000_000;
 
 /// `last_failure` after a starved queue drained, until the next tick

@@ -235,10 +235,10 @@ fn starved_vs_tick_and_drain() {
 /// with nothing held) and holds one tag, so the host is contended and
 /// queue 1's limit is the fair share, 4 of 8; queue 1 holds 4 and asks for
 /// a fifth while another of its CPUs frees one. A starved borrower would
-/// keep the host contended, and itself at the fair share, until it drains
-/// to zero, which a busy queue almost never does (Kuai's case, issue #14:
-/// the refusal path read `in_flight` again, after the put, below the fair
-/// share).
+/// keep the host contended, and itself at the fair share, for as long as
+/// it keeps asking (each such refusal would mark it again). The refusal
+/// path must decide from the attempt's own reading of `in_flight`: a new
+/// one, after the put, is below the fair share.
 #[test]
 fn borrower_refused_at_its_limit_is_not_starved() {
     bounded(3, || {

@@ -108,16 +108,16 @@ fn axboe_b_borrow() {
     assert_axboe_b_splits_evenly(Policy::Borrow);
 }
 
-/// `lend` split 0.14 here when it lent to the queue refused most: the one
-/// holding more tags completes more, so it is refused more, and it kept
-/// being lent everything but the other's reserve (28 tags against 4).
+/// `lend` must not lend to the queue refused most: the one holding more
+/// tags completes more, so it is refused more, and would keep being lent
+/// everything but the other's reserve.
 #[test]
 fn axboe_b_lend() {
     assert_axboe_b_splits_evenly(Policy::Lend);
 }
 
-/// `window` split 0.78 here when the shared part went to whoever asked
-/// first (device 0, re-run first): 18 tags against 14.
+/// `window` must not leave the shared part to whoever asks first: device
+/// 0, re-run first, would keep it.
 #[test]
 fn axboe_b_window() {
     assert_axboe_b_splits_evenly(Policy::Window);
