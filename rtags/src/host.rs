@@ -425,7 +425,7 @@ fn clear_counted(q: &QueueTags, flag: u32, count: &AtomicU32) -> bool {
     // the matching increment happens-before the decrement below.
     if q.state.fetch_and(!flag, Ordering::AcqRel) & flag != 0 {
         // Release: pairs with the Acquire load of the starved count in
-        // `contended`: a check that reads the count without this queue
+        // `contention`: a check that reads the count without this queue
         // (this value, or a later one of the count's RMWs, which continue
         // its release sequence) also sees what the clearer wrote before,
         // Borrow's drain marker (`clear_starved`, `tick`). The active count
@@ -1118,9 +1118,9 @@ impl HostTags {
 
     /// [`Self::try_get`] under [`Policy::Window`]: a tag of `q`'s window,
     /// else of its slice of the shared part (without a window: of the whole
-    /// shared part; see [`super::window`]). A refusal is
-    /// `Limited` when other queues' windows exist (the queue's part of the
-    /// budget is full), `Exhausted` when its part is the whole depth.
+    /// shared part; see [`super::window`]). A refusal is `Limited` when
+    /// other queues' windows exist (the queue's part of the budget is
+    /// full), `Exhausted` when its part is the whole depth.
     #[inline(never)]
     fn try_get_window(&self, q: &QueueTags, hint: &AtomicU32) -> Result<u32, Refusal> {
         let layout = self.windows.layout(self.depth());
@@ -1266,9 +1266,9 @@ impl HostTags {
     /// mark of a queue that holds its fair share and was not refused below
     /// it since the last tick, starts the Borrow window of a starved queue
     /// that drained since the last tick (or lost its mark in this one),
-    /// then, under
-    /// [`Policy::Lend`], recomputes the per-queue lending limits, and under
-    /// [`Policy::Window`] lays the windows out for the active queues.
+    /// then, under [`Policy::Lend`], recomputes the per-queue lending
+    /// limits, and under [`Policy::Window`] lays the windows out for the
+    /// active queues.
     ///
     /// Returns the waiter mask to wake, as [`Self::put`] does: non-zero
     /// only when the windows moved, which may strand queues refused under
@@ -1312,12 +1312,11 @@ impl HostTags {
         }
         // A starved queue drained since the last tick, or lost its mark in
         // this one: its window starts now, at most one tick period after
-        // the drain (see "Borrow's
-        // contention"). Relaxed: heuristic, as `note_failure`; the tick is
-        // the only writer that replaces the marker, and it is serialised,
-        // so no stale reading of the clock can stamp a later drain's
-        // marker. No refresh: the bound only depends on whether a stamp
-        // is recorded.
+        // the drain (see "Borrow's contention"). Relaxed: heuristic, as
+        // `note_failure`; the tick is the only writer that replaces the
+        // marker, and it is serialised, so no stale reading of the clock
+        // can stamp a later drain's marker. No refresh: the bound only
+        // depends on whether a stamp is recorded.
         let _ = self.last_failure.compare_exchange(
             DRAINED,
             stamp(now_ns),
@@ -1376,10 +1375,9 @@ impl HostTags {
     /// fair)`; a borrower below the fair share (a lender until now) climbs
     /// back by `step`, at most to `fair`; the borrowers at or above the fair
     /// share share the rest evenly: each gets `max(ceil((depth - sum(the
-    /// others' limits)) / their number), fair)`.
-    /// When nobody was refused, every limit moves back towards `fair` by
-    /// `step`. When the set of active queues changed, all limits restart at
-    /// fair.
+    /// others' limits)) / their number), fair)`. When nobody was refused,
+    /// every limit moves back towards `fair` by `step`. When the set of
+    /// active queues changed, all limits restart at fair.
     ///
     /// Why every refused queue and not the one refused most: a queue is
     /// refused more the more it holds (it completes more, so it asks more),
@@ -1402,7 +1400,8 @@ impl HostTags {
     /// requests lends one tag too many, and is refused and climbs back.
     ///
     /// A borrower is marked in its own flags word ([`BORROWER`]), so that
-    /// any number of queues, and any indexes, can borrow.
+    /// any number of queues, and any indexes, can borrow; after the tick
+    /// the mark is left on the borrowers that share the rest.
     fn lend_tick<Q: AsRef<QueueTags>>(&self, queues: &[Q]) {
         let depth = self.depth();
         let n = u32::try_from(queues.iter().filter(|q| q.as_ref().is_active()).count())
@@ -1438,12 +1437,19 @@ impl HostTags {
     /// The second half of the Lend tick: sets every queue's limit (see
     /// [`Self::lend_tick`]), then the limit cache's inputs.
     fn set_lend_limits<Q: AsRef<QueueTags>>(&self, queues: &[Q], lend: &Lend) {
-        // What the sharing borrowers leave to the others (the lenders and
-        // the borrowers that climb back), and how many share it.
+        // Everyone but the sharing borrowers first: what they leave is
+        // shared. A borrower that climbs back loses its BORROWER mark, so
+        // that the mark is left on the sharing ones alone, each queue's
+        // limit decided once (a lender's depends on what it holds now).
         let (mut others, mut sharing) = (0u32, 0u32);
         for q in queues.iter().map(AsRef::as_ref) {
             match lend.next(q) {
-                LendStep::Limit(l) => others = others.saturating_add(l),
+                LendStep::Limit(l) => {
+                    q.clear_flags(BORROWER);
+                    // Relaxed: advisory limit read by `limit()`.
+                    q.lend_limit.store(l, Ordering::Relaxed);
+                    others = others.saturating_add(l);
+                }
                 LendStep::Share => sharing = sharing.saturating_add(1),
             }
         }
@@ -1454,16 +1460,12 @@ impl HostTags {
         }
         .max(lend.fair)
         .min(lend.depth);
-        // The same decisions again (their inputs are the tick's own, or
-        // advisory: an activation racing with the tick changes the active
-        // count, and the next tick restarts every limit at fair).
         for q in queues.iter().map(AsRef::as_ref) {
-            let new = match lend.next(q) {
-                LendStep::Limit(l) => l,
-                LendStep::Share => each,
-            };
-            // Relaxed: advisory limit read by `limit()`.
-            q.lend_limit.store(new, Ordering::Relaxed);
+            // Relaxed: a flag of this (serialised) tick's own.
+            if q.state.load(Ordering::Relaxed) & BORROWER != 0 {
+                // Relaxed: advisory limit read by `limit()`.
+                q.lend_limit.store(each, Ordering::Relaxed);
+            }
         }
         // The limit cache's bound for queues with a lend limit. Relaxed:
         // published by the cache refresh.

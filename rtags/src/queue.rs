@@ -35,9 +35,10 @@ pub(super) const STARVED: u32 = 1 << 8;
 /// [`STARVED`]) since the last host tick, which takes it. Outside
 /// [`FAST_PATH_FLAGS`].
 pub(super) const DENIED: u32 = 1 << 9;
-/// Flag: refused in the period before the last `Lend` tick, which made it a
-/// borrower (see `HostTags::lend_tick`); written by that tick only.
-/// Outside [`FAST_PATH_FLAGS`].
+/// Flag: a borrower of the last `Lend` tick (refused in the period before
+/// it) that shares what the others leave, rather than climbing back from
+/// below its fair share (see `HostTags::lend_tick`); written by that
+/// tick only. Outside [`FAST_PATH_FLAGS`].
 pub(super) const BORROWER: u32 = 1 << 10;
 
 /// [`QueueTags::window_slot`] of a queue without a window.
