@@ -6,12 +6,12 @@
 //! |---|---|---|
 //! | `policy` | rw | `fair`, `borrow`, `none`, `lend` or `window`; reads show all, the active one in brackets |
 //! | `depth` | rw | the budget, 1..=1024, resizable while I/O runs |
-//! | `borrow_expiry_us` | rw | `borrow`: the fair share lasts this long after a starved device drained or was last refused (0..=10000000, default 5000) |
+//! | `borrow_expiry_us` | rw | `borrow`: the fair share lasts this long after a starved device's last refusal, and after its drain (from the next 10 ms tick) (0..=10000000, default 5000); a write, like a `policy` write, forgets both |
 //! | `window_shared_pct` | rw | `window`: percent of the budget shared; the rest is one window per active device, and each window has an equal slice of the shared part (a device without a window yet may use all of it) (0..=100, default 10) |
 //! | `idle_ms` | rw | a queue without I/O for this long stops counting as active (1..=100000) |
 //! | `active_queues` | ro | queues counted by the fair share |
 //! | `waiting_queues` | ro | queues refused and not yet re-run |
-//! | `starved_queues` | ro | queues refused below their fair share, not yet drained |
+//! | `starved_queues` | ro | queues refused below their fair share, not yet drained, idle or found by a tick holding their share |
 //! | `in_use` | ro | tags held |
 //! | `mbps` | rw | bandwidth shared by all devices in MiB/s, 0 = unlimited (`host_mbps`) |
 //! | `slow_handoffs` | ro | refused queues that got a tag 1 ms or more after being woken for one |

@@ -16,6 +16,7 @@ use crate::{
     kapi::param::{module_param, ChoiceParam, IntParam, IntRange},
     rtags::{
         disk::{self, Limit},
+        host,
         link::MAX_MIB_PER_S,
     },
 };
@@ -82,9 +83,12 @@ module_param!(HOST_QUEUE_DEPTH: IntParam = IntParam::new(0, IntRange::new(0, 102
     "host-wide tag budget shared by all devices, 0 = off; `host/depth` resizes it (from 1)");
 module_param!(TAG_POLICY: ChoiceParam = ChoiceParam::new(0, &POLICY_NAMES),
     "tag_policy", 0o444, "charp", "initial sharing policy of the host budget");
-module_param!(BORROW_EXPIRY_US: IntParam = IntParam::new(5000, IntRange::new(0, 10_000_000)),
+module_param!(BORROW_EXPIRY_US: IntParam = IntParam::new(
+        (host::DEFAULT_BORROW_EXPIRY_NS / 1000) as i64,
+        IntRange::new(0, 10_000_000),
+    ),
     "borrow_expiry_us", 0o444, "int",
-    "`borrow`: the fair share lasts this long after a starved device drained or was last refused, in us (0: until the starved devices drain)");
+    "`borrow`: the fair share lasts this long after a starved device's last refusal, and after its drain (from the next 10 ms tick), in us (0: until the starved devices drain)");
 
 module_param!(MBPS: IntParam = IntParam::new(0, IntRange::new(0, MAX_MIB_PER_S as i64)),
     "mbps", 0o444, "int",

@@ -41,9 +41,10 @@ fi
 expect_eq "$(cat $pct)" 25 "window_shared_pct after nobody's write"
 
 # 32 tags, 25% shared: 8 shared, a window of 12 per active device and a
-# slice of 4 of the shared tags, so each may hold 16. Both devices ask for more than the whole budget. A device
-# stays active for idle_ms after its last I/O: 5 s keeps both active for
-# the whole run however slowly the guest (a debug kernel) serves them.
+# slice of 4 of the shared tags, so each may hold 16. Both devices ask for
+# more than the whole budget. A device stays active for idle_ms after its
+# last I/O: 5 s keeps both active for the whole run however slowly the
+# guest (a debug kernel) serves them.
 echo 5000 >$h/idle_ms || fail "could not set idle_ms"
 fio_terse --name=a --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
 	--ioengine=io_uring --iodepth=32 --time_based --runtime=3 \

@@ -51,11 +51,12 @@
 //! * when a refusal marks the queue starved (`note_failure` records the
 //!   failure time for Borrow's expiry window), and
 //! * in Borrow's contention check when more than one queue is active, no
-//!   queue is starved, a failure (or a starved queue's drain) is recorded
-//!   and `borrow_expiry_ns != 0`. The first such check after a drain
-//!   stamps the drain's window with its reading; the first that finds the
-//!   window over forgets it, so later checks need no clock again until the
-//!   next refusal (see "Borrow's contention").
+//!   queue is starved, `borrow_expiry_ns != 0` and a stamp is recorded
+//!   (a refusal's, or the one the tick gave a drain; a drain awaiting its
+//!   tick counts as contended without the clock). The first check that
+//!   finds the stamp's window over forgets it, so later checks need no
+//!   clock again until the next refusal or drain (see "Borrow's
+//!   contention").
 //!
 //! A `get` reads the clock at most twice: at most once in its first
 //! attempt, and at most once in the slow path (one reading shared by the
@@ -74,32 +75,42 @@
 //! queue is *starved*: refused for want of a free tag while it held less
 //! than its fair share (a refusal at its own limit never marks it). Then
 //! the fair share applies to everyone while the host is *contended*: while
-//! a queue is starved (until it drains to zero or goes idle), and for
-//! `borrow_expiry_ns` after the last refusal of a starved queue or after
-//! a starved queue drained, whichever is later.
+//! a queue is starved, and for `borrow_expiry_ns` after the last refusal
+//! of a starved queue or after a starved queue drained, whichever is
+//! later. A queue stops being starved when it drains to zero, when it
+//! goes idle, or when a tick finds that it holds at least its fair share
+//! and was not refused below it since the previous tick (a *drain* too,
+//! below): it has its share, and a mark kept until a busy queue drains to
+//! zero would hold every other queue at the fair share for as long as it
+//! does I/O.
 //!
-//! The window after the drain is what lets a queue at queue depth 1 keep
-//! its share: it drains after every request, and with the fair share
-//! ending at the drain (Kuai's v1, an expiry of 0) the borrower took
-//! every tag back before the next request came, which then waited for
-//! the borrower's next completion (Keith Busch's case in issue #14: the
-//! light job kept 0.856 of its IOPS alone; `tests/policy_sim.rs`). The
-//! default, [`DEFAULT_BORROW_EXPIRY_NS`] (5 ms), is far longer than a QD1
-//! job's turnaround and than the borrower's way down from the depth to
-//! its share at fast completions, and short against a nearly idle queue's
-//! gaps: in Kuai's case (a queue at 10 I/Os a second next to a busy one)
-//! each of its requests holds the busy one at its share for about 6 ms
-//! (the request, then 5 ms), 6% of the time. A queue that keeps doing
-//! I/O at queue depth 1 and is never refused again is refused once per
-//! window (the fair share ends 5 ms after its first drain), one wait in
-//! about fifteen requests at Busch's rates.
+//! Why the fair share outlives the drain: a queue at queue depth 1
+//! drains after every request. If the fair share ended at the drain, a
+//! borrower would take every free tag before that queue's next request,
+//! which would then wait for one of the borrower's completions, every
+//! time. The window must therefore be longer than such a queue's time
+//! between two requests, and than a borrower's way down from the depth to
+//! its share; and it must be short against the gaps of a nearly idle
+//! queue, each of whose requests holds the busy queues at their share for
+//! the request's time plus the window. [`DEFAULT_BORROW_EXPIRY_NS`] is
+//! chosen between the two; an expiry of 0 ends the fair share when the
+//! starved queues drain. A queue at queue depth 1 that is never refused
+//! again still loses the fair share one window after its first drain, and
+//! is then refused once, which opens the next window.
 //!
 //! `put` has no clock: the drain stores the marker `DRAINED` (later than
-//! any time, so that a refusal's `fetch_max` cannot move it back), and
-//! the first contention check that needs the time replaces it with its
-//! reading. The window thus starts at the first decision after the drain,
-//! no earlier, and nothing reads a clock for it if no queue's limit is
-//! checked meanwhile.
+//! any stamp, so that a refusal's `fetch_max` leaves it in place) before
+//! it decrements the starved count (see "Counters"), and the next
+//! [`HostTags::tick`] replaces it with its time. The window thus starts
+//! at most one tick period after the drain: the fair share lasts from the
+//! drain for between `borrow_expiry_ns` and that plus a tick period. Only
+//! the tick replaces the marker, and ticks are serialised: a contention
+//! check that read the clock, then was delayed, could otherwise stamp the
+//! marker of a later drain with its old reading and end that drain's
+//! window at once (the marker's value does not tell one drain from the
+//! next). A check that finds the marker counts the host as contended,
+//! without the clock. A change of the policy or of the expiry forgets what
+//! was recorded: it was recorded under the old setting.
 //!
 //! # Cost of the fast path
 //!
@@ -120,8 +131,7 @@
 //! these files, per get+put): depth 1024, one queue, 1 to 4 hints, 1 or
 //! 32 tags in flight, `none`, `fair`, `borrow` and `lend` alike: 41 (46
 //! with one tag in flight; the harness's own empty-slot test shares `put`'s
-//! range compare), against 78 (`none`) to 88 (`lend`) before the limit
-//! cache and the valid masks.
+//! range compare).
 //!
 //! No policy is evaluated and neither the depth nor the policy is read:
 //! the limit cache's bound stands for all of them (the lines it reads are
@@ -180,13 +190,14 @@
 //! * `lend`: `fair`'s, and while the lend limits are valid, at most the
 //!   smallest non-zero lend limit (recorded by the lend tick);
 //! * `window`: 0. Not a count but the place of a tag limits a queue (its
-//!   window and the shared part), so no allocation may take the fast
-//!   path's hinted word: every `get` takes the out-of-line path.
+//!   window and its slice of the shared part, or the whole shared part
+//!   without a window), so no allocation may take the fast path's hinted
+//!   word: every `get` takes the out-of-line path.
 //!
 //! So a queue holding fewer tags than the bound is not at its limit, and
 //! the fast path only compares `in_flight` with it; a queue holding at
-//! least the bound takes the exact check (the same code and reads as
-//! before the cache: [`HostTags::limit`]'s formulas, without division).
+//! least the bound takes the exact check ([`HostTags::limit`]'s formulas,
+//! without division).
 //! A bound that is too low only costs the exact check; one that is too
 //! high would let a queue exceed its limit.
 //!
@@ -248,7 +259,8 @@
 //! policy and time the re-check uses (it only relies on what the re-check
 //! read after (W)), so the lazy clock does not affect it; neither does
 //! idle detection, since `put` writes nothing but the bitmap word,
-//! `in_flight` (and the starved mark) before (P).
+//! `in_flight` (and the starved mark, its count and the drain marker)
+//! before (P).
 //!
 //! Handing out the mask with `swap(0)` means each waiting queue is re-run
 //! once per *waiting episode* (a refusal sets the bit again), never once
@@ -281,13 +293,23 @@
 //! never underflow, never drift, and may only transiently over-count by
 //! the number of setters in flight.
 //!
+//! A decrement is `Release`, and Borrow's contention check loads the
+//! starved count with `Acquire`: a drain stores its marker (see "Borrow's
+//! contention") *before* it clears the starved mark, so a check that reads
+//! the count without that queue also reads the marker (or a later stamp),
+//! and the host is never found uncontended between the two. (In the other
+//! order, a check in between forgot the last refusal, lifted the limit
+//! cache and let a borrower take a tag above its fair share right at the
+//! drain: the loom model `borrow_drain_window_vs_limit_check`.)
+//!
 //! Setters and clearers first load the word and skip the RMW when there is
 //! nothing to do, which keeps the fast paths (already active; drained
 //! without having been starved) load-only. A clearer's `Relaxed` load may
 //! miss a mark set concurrently by another CPU; the mark then stays set
-//! (and counted) until the next clear: the next drain to zero, or idle
-//! deactivation. The counters stay exact because only an RMW that actually
-//! clears the flag decrements.
+//! (and counted) until the next clear: the next drain to zero, the tick
+//! that finds the queue holding its share, or idle deactivation. The
+//! counters stay exact because only an RMW that actually clears the flag
+//! decrements.
 //!
 //! Deactivation (in [`HostTags::tick`]) of a queue racing with a `get` of
 //! the same queue may leave that queue inactive while it holds a tag; it is
@@ -299,7 +321,7 @@ use super::bitmap::TagBitmap;
 pub use super::clock::Clock;
 use super::clock::LazyNow;
 use super::policy::{fair_share, Policy, LEND_RESERVE, MIN_FAIR_SHARE};
-use super::queue::{QueueTags, ACTIVE, BUSY, FAST_PATH_FLAGS, STARVED, WAITING};
+use super::queue::{QueueTags, ACTIVE, BORROWER, BUSY, DENIED, FAST_PATH_FLAGS, STARVED, WAITING};
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use super::window::{HandOff, Layout, Windows};
 use core::ops::Range;
@@ -308,13 +330,33 @@ use core::ops::Range;
 pub const DEFAULT_IDLE_NS: u64 = 100_000_000;
 
 /// Default borrow expiry: the fair share lasts 5 ms after a starved queue
-/// drained or was last refused (see "Borrow's contention" in the module
-/// docs; 0 = it ends when the starved queues drain, Kuai's v1).
+/// was last refused, and after its drain from the tick that follows (see
+/// "Borrow's contention" in the module docs for why this long; 0 = it ends
+/// when the starved queues drain).
 pub const DEFAULT_BORROW_EXPIRY_NS: u64 = 5_000_000;
 
-/// `last_failure` after a starved queue drained, before a contention check
-/// read the time (see [`HostTags::is_contended`]): later than any time.
+/// `last_failure` after a starved queue drained, until the next tick
+/// stamps it with its time (see "Borrow's contention"): later than any
+/// stamp, so that a refusal's `fetch_max` leaves it in place.
 const DRAINED: u64 = u64::MAX;
+
+/// The `last_failure` stamp of the time `now_ns`: `now_ns + 1` (0 means
+/// none), below [`DRAINED`] even at the end of time.
+fn stamp(now_ns: u64) -> u64 {
+    now_ns.saturating_add(1).min(DRAINED - 1)
+}
+
+/// Borrow's contention at some time, as read (see [`HostTags::contention`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Contention {
+    /// Contended: a queue is starved, or a drain awaits its stamp, or a
+    /// recorded stamp's window is open.
+    Yes,
+    /// Not contended, nothing recorded.
+    No,
+    /// Not contended: the window of this recorded stamp is over.
+    Over(u64),
+}
 
 /// Why [`HostTags::get`] did not return a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -335,12 +377,12 @@ impl Refusal {
     }
 }
 
-/// A refused allocation attempt: why, and the queue's `in_flight` as the
-/// attempt read it (see `HostTags::get_slow`).
+/// An allocation attempt that failed: the [`Refusal`], and the queue's
+/// `in_flight` as the attempt read it (see `HostTags::get_slow`).
 #[derive(Clone, Copy, Debug)]
-struct Refused {
-    /// The refusal.
-    why: Refusal,
+struct FailedAttempt {
+    /// Why the attempt failed.
+    refusal: Refusal,
     /// Tags the queue held, read before the attempt's policy check.
     held: u32,
 }
@@ -382,8 +424,14 @@ fn clear_counted(q: &QueueTags, flag: u32, count: &AtomicU32) -> bool {
     // AcqRel: Acquire pairs with the Release fetch_or in `set_counted`, so
     // the matching increment happens-before the decrement below.
     if q.state.fetch_and(!flag, Ordering::AcqRel) & flag != 0 {
-        // Relaxed: ordering comes from the RMW on the flag.
-        count.fetch_sub(1, Ordering::Relaxed);
+        // Release: pairs with the Acquire load of the starved count in
+        // `contention`: a check that reads the count without this queue
+        // (this value, or a later one of the count's RMWs, which continue
+        // its release sequence) also sees what the clearer wrote before,
+        // Borrow's drain marker (`clear_starved`, `tick`). The active count
+        // needs no such pairing (its readers only divide by it). The order
+        // against the matching increment comes from the flag's RMWs.
+        count.fetch_sub(1, Ordering::Release);
         return true;
     }
     false
@@ -450,8 +498,11 @@ pub struct HostTags {
     active_queues: AtomicU32,
     waiters: AtomicU64,
     starved: AtomicU32,
-    /// Time of the last refusal plus one (0 = none recorded, or its
-    /// Borrow expiry window was found over).
+    /// Where Borrow's expiry window starts, plus one ([`stamp`]): the time
+    /// of the last refusal that marked a queue starved, or of the first
+    /// tick after a starved queue drained; [`DRAINED`] from such a drain
+    /// until that tick; 0 when nothing is recorded (or the window was found
+    /// over, or the policy or the expiry changed since).
     last_failure: AtomicU64,
     borrow_expiry_ns: AtomicU64,
     idle_ns: AtomicU64,
@@ -539,6 +590,7 @@ impl HostTags {
         // Relaxed: invalidates stale Lend limits; they are ignored (fair
         // share is used) until the next tick recomputes them.
         self.lend_valid.store(false, Ordering::Relaxed);
+        self.forget_window();
         if policy == Policy::Window {
             // The slots of an earlier `window` period may be stale.
             self.windows.reset();
@@ -559,7 +611,20 @@ impl HostTags {
     pub fn set_borrow_expiry_ns(&self, ns: u64) {
         // Relaxed: configuration value.
         self.borrow_expiry_ns.store(ns, Ordering::Relaxed);
+        self.forget_window();
         self.refresh_limit_cache();
+    }
+
+    /// Drops Borrow's recorded refusal or drain after a change of the
+    /// policy or the expiry: it was recorded under the old setting (a
+    /// drain's marker, stored only with a non-zero expiry, would otherwise
+    /// start a window long after its drain). Contention starts afresh from
+    /// the starved queues. The caller refreshes the limit cache.
+    fn forget_window(&self) {
+        // Relaxed: configuration change; published to the limit cache by
+        // the caller's refresh. A refusal or drain racing with it may be
+        // lost: the same looseness as the policy switch itself.
+        self.last_failure.store(0, Ordering::Relaxed);
     }
 
     /// The percentage of the depth that every queue may use under
@@ -657,58 +722,74 @@ impl HostTags {
     }
 
     /// Whether the host counts as contended at `clock`'s time (Borrow
-    /// policy): some queue is starved, or the last refusal of a starved
-    /// queue, or the first check after a starved queue drained, is less
-    /// than `borrow_expiry_ns` ago (see "Borrow's contention" in the module
-    /// docs). The clock is only read in the second case, with a non-zero
-    /// expiry and a refusal or drain recorded.
+    /// policy): some queue is starved, or a starved queue drained since the
+    /// last tick, or the last refusal of a starved queue, or the first tick
+    /// after a starved queue drained, is less than `borrow_expiry_ns` ago
+    /// (see "Borrow's contention" in the module docs). The clock is only
+    /// read in the last case, with a non-zero expiry.
+    ///
+    /// This is the check a `get` makes: a window found over is forgotten
+    /// (and the limit cache lifted), so that later checks need no clock.
+    /// [`Self::limit`] reads the same state without changing it.
     pub fn is_contended<C: Clock>(&self, clock: C) -> bool {
         self.contended(&clock)
     }
 
+    /// Borrow's contention at `clock`'s time, read without changing
+    /// anything; the clock is read only when a stamp's window decides.
+    fn contention<C: Clock>(&self, clock: &C) -> Contention {
+        // Acquire: pairs with the Release decrement in `clear_counted`: a
+        // check that finds a starved queue's clear also finds the drain
+        // marker stored before it (see `clear_starved`), so that the host
+        // is never found uncontended between the two. Out of line: the fast
+        // path never reads the count.
+        if self.starved.load(Ordering::Acquire) != 0 {
+            return Contention::Yes;
+        }
+        if self.borrow_expiry_ns() == 0 {
+            return Contention::No;
+        }
+        // Relaxed: ordered after the count's load above where it matters
+        // (a drain); otherwise a heuristic, as `note_failure`.
+        match self.last_failure.load(Ordering::Relaxed) {
+            0 => Contention::No,
+            // The drain's window has not started: it starts at the tick.
+            DRAINED => Contention::Yes,
+            stamp => {
+                let end = (stamp - 1).saturating_add(self.borrow_expiry_ns());
+                if clock.now_ns() < end {
+                    Contention::Yes
+                } else {
+                    Contention::Over(stamp)
+                }
+            }
+        }
+    }
+
     /// [`Self::is_contended`] for a clock the caller already borrowed.
     fn contended<C: Clock>(&self, clock: &C) -> bool {
-        if self.starved_queues() != 0 {
-            return true;
+        match self.contention(clock) {
+            Contention::Yes => true,
+            Contention::No => false,
+            Contention::Over(stamp) => {
+                // Forget the stamp so that later checks need no clock.
+                // Relaxed: heuristic; the CAS keeps a newer refusal, and the
+                // drain marker. It may find `stamp` written again since
+                // (replaced by the marker, then stamped by a tick at the
+                // same time): that is the same window, over at our reading
+                // too, since that tick read the clock before we did (else
+                // its stamp would be later than our end of the window).
+                if self
+                    .last_failure
+                    .compare_exchange(stamp, 0, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    // Borrow's bound may be lifted.
+                    self.refresh_limit_cache();
+                }
+                false
+            }
         }
-        let expiry = self.borrow_expiry_ns();
-        if expiry == 0 {
-            return false;
-        }
-        // Relaxed: contention heuristic; see `note_failure`.
-        let stamp = self.last_failure.load(Ordering::Relaxed);
-        if stamp == 0 {
-            return false;
-        }
-        let now = clock.now_ns();
-        if stamp == DRAINED {
-            // A starved queue drained since: its window starts now, the
-            // first time a decision needs it. Relaxed: heuristic; a failed
-            // CAS means another check stamped it (or a refusal's
-            // `fetch_max` could not lower it): either way the window has
-            // just started.
-            let _ = self.last_failure.compare_exchange(
-                DRAINED,
-                now.saturating_add(1),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-            return true;
-        }
-        if now < stamp.saturating_sub(1).saturating_add(expiry) {
-            return true;
-        }
-        // The window is over: forget the refusal so that later checks need
-        // no clock. Relaxed: heuristic; the CAS keeps a newer refusal.
-        if self
-            .last_failure
-            .compare_exchange(stamp, 0, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            // Borrow's bound may be lifted.
-            self.refresh_limit_cache();
-        }
-        false
     }
 
     /// The cached bound below which no queue is at its policy limit
@@ -750,8 +831,8 @@ impl HostTags {
                     fair()
                 }
             }
-            // Every allocation places its tag in the queue's window or the
-            // shared part: none may take the fast path's hinted word.
+            // Every allocation places its tag in the queue's window or its
+            // slice: none may take the fast path's hinted word.
             Policy::Window => 0,
         }
     }
@@ -787,21 +868,19 @@ impl HostTags {
 
     /// Current limit of `q` under the active policy (host depth when
     /// unlimited). `clock` is read only under [`Policy::Borrow`], see
-    /// [`Self::is_contended`].
+    /// [`Self::is_contended`]. A read: it changes nothing (a Borrow window
+    /// found over is forgotten by the next limit check of a `get`), so
+    /// that statistics (sysfs) do not steer the policy.
     pub fn limit<C: Clock>(&self, q: &QueueTags, clock: C) -> u32 {
-        self.limit_at(q, self.depth(), self.policy(), &clock)
-    }
-
-    /// [`Self::limit`] with the depth and the policy already read.
-    fn limit_at<C: Clock>(&self, q: &QueueTags, depth: u32, policy: Policy, clock: &C) -> u32 {
-        match policy {
+        let depth = self.depth();
+        match self.policy() {
             Policy::None => depth,
             Policy::Fair => fair_share(depth, self.active_queues()),
             Policy::Borrow => {
                 // The fair share of a single active queue is the depth:
                 // no need to look at contention (nor at the clock).
                 let active = self.active_queues();
-                if active > 1 && self.contended(clock) {
+                if active > 1 && self.contention(&clock) == Contention::Yes {
                     fair_share(depth, active)
                 } else {
                     depth
@@ -820,7 +899,8 @@ impl HostTags {
         }
     }
 
-    /// [`Policy::Window`]'s limit of `q`: its window and the shared part.
+    /// [`Policy::Window`]'s limit of `q`: its window and its slice of the
+    /// shared part (without a window: the shared part).
     fn window_limit(&self, q: &QueueTags, depth: u32) -> u32 {
         let layout = self.windows.layout(depth);
         layout.limit(self.windows.slot(q, &layout))
@@ -856,7 +936,7 @@ impl HostTags {
                 // Not used by `get`, which places the tag instead (see
                 // `try_get`): the count of a queue that holds tags of
                 // another window (from an older layout) may be below its
-                // limit while its window and the shared part are full.
+                // limit while its window and its slice are full.
                 let limit = self.window_limit(q, depth);
                 // Relaxed: see `fair_share_reached`.
                 limit < depth && q.in_flight.load(Ordering::Relaxed) >= limit
@@ -930,7 +1010,7 @@ impl HostTags {
                 }
                 Ok(tag)
             }
-            Err(refused) => self.get_slow(q, hint, clock, refused),
+            Err(first) => self.get_slow(q, hint, clock, first),
         }
     }
 
@@ -943,8 +1023,8 @@ impl HostTags {
         }
     }
 
-    /// The refusal path of [`Self::get`], after the first attempt was
-    /// `refused`: waiter bit, contention, (W), re-check.
+    /// The refusal path of [`Self::get`], after the `first` attempt
+    /// failed: waiter bit, contention, (W), re-check.
     #[cold]
     #[inline(never)]
     fn get_slow<C: Clock>(
@@ -952,7 +1032,7 @@ impl HostTags {
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
-        refused: Refused,
+        first: FailedAttempt,
     ) -> Result<u32, Refusal> {
         // One reading for the failure time and the re-check.
         let now = LazyNow::new(clock);
@@ -966,31 +1046,38 @@ impl HostTags {
         // any policy limit), or with no free tag while it held at least its
         // fair share (a borrower at the end of the budget) does not turn
         // contention on: otherwise a busy borrower would keep the fair limit
-        // applied to itself for as long as it does I/O (a QD32 queue almost
-        // never drains to zero). The decision uses the refused attempt's
-        // own reading of `in_flight`, not a new one: the queue's own puts
-        // may lower it meanwhile, and a borrower refused at its fair share
-        // then read below it was marked starved (Kuai's case, issue #14;
-        // the loom model `borrower_refused_at_its_limit_is_not_starved`).
-        let fair = fair_share(self.depth(), self.active_queues());
-        if refused.why == Refusal::Exhausted && refused.held < fair {
-            let starved = set_counted(q, STARVED, 0, &self.starved);
+        // applied to itself for as long as it does I/O. The decision uses
+        // the failed attempt's own reading of `in_flight`, not a new one:
+        // the queue's own puts may lower it meanwhile, and a borrower
+        // refused at its fair share would be read below it and marked
+        // starved (the loom model
+        // `borrower_refused_at_its_limit_is_not_starved`). The fair share
+        // (a division) is only computed for a refusal that may mark.
+        if first.refusal == Refusal::Exhausted
+            && first.held < fair_share(self.depth(), self.active_queues())
+        {
+            // DENIED tells the tick that the queue is still denied its share
+            // (see `tick`).
+            let starved = set_counted(q, STARVED, DENIED, &self.starved);
             if self.note_failure(now.now_ns()) || starved {
                 self.refresh_limit_cache();
             }
         }
-        // (W) SeqCst: pairs with (P) in `put`. Either the re-check below
+        // (W) SeqCst: pairs with (P) in `put`: either the re-check below
         // sees the putter's free, or the putter's mask read sees our bit.
+        // And with (T) in `take_waiters` (a layout change under `window`):
+        // either the re-check reads the new layout, or that swap sees our
+        // bit.
         fence(Ordering::SeqCst);
         match self.try_get(q, hint, &now) {
             Ok(tag) => {
                 q.clear_flags(WAITING);
                 Ok(tag)
             }
-            Err(refused) => {
+            Err(again) => {
                 // Relaxed: statistics counter (read by the Lend tick).
                 q.failures.fetch_add(1, Ordering::Relaxed);
-                Err(refused.why)
+                Err(again.refusal)
             }
         }
     }
@@ -998,34 +1085,31 @@ impl HostTags {
     /// One allocation attempt outside the fast path: the exact policy
     /// check (only when the limit cache says the limit may bind), then the
     /// bitmap (the hinted word, then the search); under [`Policy::Window`]
-    /// (whose bound is 0), the window and the shared part instead. Depth,
-    /// policy and layout are read afresh (on the re-check: after (W)).
+    /// (whose bound is 0), the window and its slice instead. Depth, policy
+    /// and layout are read afresh (on the re-check: after (W)).
     #[inline(always)]
     fn try_get<C: Clock>(
         &self,
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
-    ) -> Result<u32, Refused> {
+    ) -> Result<u32, FailedAttempt> {
         // Relaxed: see `get`.
         let held = q.in_flight.load(Ordering::Relaxed);
-        let refused = |why| Refused { why, held };
+        let failed = |refusal| FailedAttempt { refusal, held };
         if held >= self.cached_bound() {
             match self.policy() {
-                Policy::Window => return self.try_get_window(q, hint).map_err(refused),
+                Policy::Window => return self.try_get_window(q, hint).map_err(failed),
                 policy => {
                     if self.limited(q, self.depth(), policy, clock) {
-                        return Err(refused(Refusal::Limited));
+                        return Err(failed(Refusal::Limited));
                     }
                 }
             }
         }
         let tag = match self.bitmap.get_fast(hint) {
             Some(tag) => tag,
-            None => self
-                .bitmap
-                .search(hint)
-                .ok_or(refused(Refusal::Exhausted))?,
+            None => self.bitmap.search(hint).ok_or(failed(Refusal::Exhausted))?,
         };
         // Relaxed: accounting; tag ownership is carried by the bitmap bit.
         q.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -1033,9 +1117,10 @@ impl HostTags {
     }
 
     /// [`Self::try_get`] under [`Policy::Window`]: a tag of `q`'s window,
-    /// else of the shared part (see [`super::window`]). A refusal is
-    /// `Limited` when other queues' windows exist (the queue's part of the
-    /// budget is full), `Exhausted` when its part is the whole depth.
+    /// else of its slice of the shared part (without a window: of the whole
+    /// shared part; see [`super::window`]). A refusal is `Limited` when
+    /// other queues' windows exist (the queue's part of the budget is
+    /// full), `Exhausted` when its part is the whole depth.
     #[inline(never)]
     fn try_get_window(&self, q: &QueueTags, hint: &AtomicU32) -> Result<u32, Refusal> {
         let layout = self.windows.layout(self.depth());
@@ -1056,8 +1141,9 @@ impl HostTags {
     /// whether none was recorded before (the limit cache only looks at
     /// whether one is).
     fn note_failure(&self, now_ns: u64) -> bool {
-        let stamp = now_ns.saturating_add(1);
-        // Relaxed: heuristic timestamp; fetch_max keeps it monotonic.
+        let stamp = stamp(now_ns);
+        // Relaxed: heuristic timestamp; fetch_max keeps it monotonic and
+        // leaves a drain's marker in place (its window starts later).
         if self.last_failure.load(Ordering::Relaxed) < stamp {
             return self.last_failure.fetch_max(stamp, Ordering::Relaxed) == 0;
         }
@@ -1144,21 +1230,27 @@ impl HostTags {
         q.in_flight.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A starved queue drained to zero: no longer starved, and with a
-    /// non-zero expiry the host stays contended for that long after the
-    /// drain (see "Borrow's contention" in the module docs). `put` has no
-    /// clock: the drain stores [`DRAINED`], which the first contention
-    /// check that needs the time turns into that time.
+    /// A starved queue drained to zero (or holds its fair share, see
+    /// `tick_starved`): no longer starved, and with a non-zero expiry the
+    /// host stays contended for that long after the drain (see "Borrow's
+    /// contention" in the module docs). `put` has no clock: the drain
+    /// stores [`DRAINED`], which the next tick turns into its time.
     #[cold]
     #[inline(never)]
     fn clear_starved(&self, q: &QueueTags) {
-        if clear_counted(q, STARVED, &self.starved) {
-            if self.borrow_expiry_ns() != 0 {
-                // Relaxed: heuristic, published to the limit cache by the
-                // refresh below; `fetch_max`, as `note_failure`, so that
-                // the stamp never moves back.
-                self.last_failure.fetch_max(DRAINED, Ordering::Relaxed);
-            }
+        // The marker before the count: a contention check between the two
+        // would otherwise find neither a starved queue nor the drain, forget
+        // an old refusal and lift the fair share right at the drain. The
+        // Release decrement in `clear_counted` publishes the marker to the
+        // check that reads the count without this queue (Acquire).
+        //
+        // Relaxed: ordered by that pair, published to the limit cache by the
+        // refresh below; `fetch_max`, as `note_failure`, so that the stamp
+        // never moves back. (If the clear below loses to another clearer,
+        // the marker stays: a window for a queue that drained anyway.)
+        let marked = self.borrow_expiry_ns() != 0
+            && self.last_failure.fetch_max(DRAINED, Ordering::Relaxed) == 0;
+        if clear_counted(q, STARVED, &self.starved) || marked {
             self.refresh_limit_cache();
         }
     }
@@ -1170,9 +1262,13 @@ impl HostTags {
     /// Turns the queues' busy flags into time (see "Idle detection" in the
     /// module docs), deactivates queues not found busy for
     /// [`Self::idle_ns`], holding no tags and with no pending wake-up bit
-    /// (also clearing their starved and waiting marks), then, under
-    /// [`Policy::Lend`], recomputes the per-queue lending limits, and under
-    /// [`Policy::Window`] lays the windows out for the active queues.
+    /// (also clearing their starved and waiting marks), clears the starved
+    /// mark of a queue that holds its fair share and was not refused below
+    /// it since the last tick, starts the Borrow window of a starved queue
+    /// that drained since the last tick (or lost its mark in this one),
+    /// then, under [`Policy::Lend`], recomputes the per-queue lending
+    /// limits, and under [`Policy::Window`] lays the windows out for the
+    /// active queues.
     ///
     /// Returns the waiter mask to wake, as [`Self::put`] does: non-zero
     /// only when the windows moved, which may strand queues refused under
@@ -1186,6 +1282,7 @@ impl HostTags {
             // Relaxed (flags, in_flight): idle heuristic. A get racing with
             // this tick may be missed; see "Counters" in the module docs.
             let flags = q.state.load(Ordering::Relaxed);
+            self.tick_starved(q, flags);
             if q.in_flight() != 0 {
                 // Busy now, and until the tick after the put of the tags
                 // held: keep the flag (puts do not set it).
@@ -1213,6 +1310,19 @@ impl HostTags {
             // Its bit was already handed to a put.
             q.clear_flags(WAITING);
         }
+        // A starved queue drained since the last tick, or lost its mark in
+        // this one: its window starts now, at most one tick period after
+        // the drain (see "Borrow's contention"). Relaxed: heuristic, as
+        // `note_failure`; the tick is the only writer that replaces the
+        // marker, and it is serialised, so no stale reading of the clock
+        // can stamp a later drain's marker. No refresh: the bound only
+        // depends on whether a stamp is recorded.
+        let _ = self.last_failure.compare_exchange(
+            DRAINED,
+            stamp(now_ns),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
         match self.policy() {
             Policy::Lend => {
                 self.lend_tick(queues);
@@ -1226,96 +1336,133 @@ impl HostTags {
         }
     }
 
+    /// The tick's look at `q`'s starved mark (`flags` as the tick read
+    /// them): a starved queue that was not refused below its fair share
+    /// since the last tick and holds at least its fair share is no longer
+    /// starved, and its window starts as after a drain (see "Borrow's
+    /// contention"). Without this, only a drain to zero or idleness cleared
+    /// the mark, and a busy queue (at queue depth 32, say) that once was
+    /// starved kept the host contended for as long as it did I/O, long
+    /// after it had its share: every other queue was held at the fair share
+    /// for good. A refusal at its limit says nothing here, as it marks no
+    /// queue starved: the contention it would prolong is its own.
+    ///
+    /// Takes the queue's [`DENIED`] mark for the next period whatever the
+    /// outcome. A refusal racing with this tick counts for this period or
+    /// for the next (and re-marks the queue starved if this tick cleared
+    /// it): the decision is a heuristic, as the refusal's own reading.
+    fn tick_starved(&self, q: &QueueTags, flags: u32) {
+        let denied = flags & DENIED != 0 && q.take_flags(DENIED);
+        if flags & STARVED == 0 || denied {
+            return;
+        }
+        // Relaxed (in_flight, active count): see `fair_share_reached`.
+        if q.in_flight() >= fair_share(self.depth(), self.active_queues()) {
+            // As a drain: the marker, then the mark (the stamp comes at the
+            // end of this tick).
+            self.clear_starved(q);
+        }
+    }
+
     /// Lend policy: move tags stepwise from the queues that were not
     /// refused to those that were.
     ///
     /// With `n` active queues and `fair = fair_share(depth, n)`: the
     /// *borrowers* are the active queues refused since the last tick, the
-    /// *lenders* the other active queues. Every lender's limit drops by
-    /// `step = max(fair / 4, 1)` but not below `min(LEND_RESERVE, fair)`;
-    /// the borrowers share the rest evenly: each gets
-    /// `max(ceil((depth - sum(lenders)) / borrowers), fair)`. When nobody
-    /// was refused, every limit moves back towards `fair` by `step`. When
-    /// the set of active queues changed, all limits restart at fair.
+    /// *lenders* the other active queues; `step = max(fair / 4, 1)`. When
+    /// someone was refused, every lender's limit drops by `step` but not
+    /// below what it holds at the tick, nor below `min(LEND_RESERVE,
+    /// fair)`; a borrower below the fair share (a lender until now) climbs
+    /// back by `step`, at most to `fair`; the borrowers at or above the fair
+    /// share share the rest evenly: each gets `max(ceil((depth - sum(the
+    /// others' limits)) / their number), fair)`. When nobody was refused,
+    /// every limit moves back towards `fair` by `step`. When the set of
+    /// active queues changed, all limits restart at fair.
     ///
-    /// Why every refused queue and not the one refused most (Kuai's
-    /// "busiest"): refusals grow with what a queue holds (the queue with
-    /// more tags completes more, so it asks, and is refused, more), so
-    /// lending to the queue refused most feeds itself: of two equally busy
-    /// queues the first one lent to kept all but the other's reserve (28
-    /// tags of 32 against 4: a 0.14 bandwidth split in Axboe's case,
-    /// issue #14, `tests/policy_sim.rs`). Queues that all want more split
-    /// evenly; a busy queue next to nearly idle ones (Kuai's case) is the
-    /// only borrower and is lent all but their reserves.
+    /// Why every refused queue and not the one refused most: a queue is
+    /// refused more the more it holds (it completes more, so it asks more),
+    /// so lending to the queue refused most feeds itself, and of two equally
+    /// busy queues the first one lent to would keep all but the other's
+    /// reserve. Queues that all want more split evenly; a busy queue next to
+    /// nearly idle ones is the only borrower and is lent all but their
+    /// reserves.
+    ///
+    /// Why a lender that is refused climbs back stepwise rather than
+    /// joining the even split: its demand lies somewhere between its limit
+    /// and the fair share, and the split would hand it the fair share (or
+    /// more) at once, which it would not use and lend again, step by step,
+    /// until refused again: both its limit and the borrowers' would swing
+    /// over the whole range, tick after tick. And why a lender keeps what
+    /// it holds: it was not refused, so its demand stayed within its limit;
+    /// if it holds all of it, a lower limit only gets it refused, and it
+    /// climbs back a tick later. What it holds is a sample of the moment
+    /// (nothing is counted per I/O for it): a lender caught between two
+    /// requests lends one tag too many, and is refused and climbs back.
+    ///
+    /// A borrower is marked in its own flags word ([`BORROWER`]), so that
+    /// any number of queues, and any indexes, can borrow; after the tick
+    /// the mark is left on the borrowers that share the rest.
     fn lend_tick<Q: AsRef<QueueTags>>(&self, queues: &[Q]) {
         let depth = self.depth();
         let n = u32::try_from(queues.iter().filter(|q| q.as_ref().is_active()).count())
             .unwrap_or(u32::MAX);
-        let fair = fair_share(depth, n);
-        // Bit i: queue i was refused since the last tick (the first 64
-        // queues: the waiter mask's width; later ones count as lenders).
-        let mut refused = 0u64;
-        for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
-            let failures = q.failures();
-            // Relaxed: only this (serialised, timer) tick uses it.
-            let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
-            if q.is_active() && failures > seen && i < 64 {
-                refused |= 1u64 << i;
-            }
-        }
-        let borrower = |i: usize| i < 64 && refused & (1u64 << i) != 0;
+        let borrowers = self.lend_borrowers(queues);
         // Relaxed: the tick is serialised by the driver's timer.
         let prev_n = self.lend_active.swap(n, Ordering::Relaxed);
         // Relaxed: see `set_policy`.
         let valid = self.lend_valid.load(Ordering::Relaxed);
-        let lending = n > 1 && prev_n == n && valid;
-        let effective = |q: &QueueTags| match q.lend_limit() {
-            0 => fair,
-            l => l,
-        };
-        let step = (fair / 4).max(1);
-        let reserve = LEND_RESERVE.min(fair).max(1);
-        // Lenders (and everyone, when nobody was refused) first: the
-        // borrowers share what they leave.
-        for (i, q) in queues.iter().map(AsRef::as_ref).enumerate() {
-            let new = if !lending || !q.is_active() {
-                0
-            } else if borrower(i) {
-                continue;
-            } else if refused != 0 {
-                effective(q).saturating_sub(step).max(reserve)
+        let lend = Lend::new(depth, n, n > 1 && prev_n == n && valid, borrowers);
+        self.set_lend_limits(queues, &lend);
+    }
+
+    /// The first half of the Lend tick: finds the borrowers, the active
+    /// queues refused since the last Lend tick (their failure count moved),
+    /// marks them [`BORROWER`] and the others not, and counts them.
+    fn lend_borrowers<Q: AsRef<QueueTags>>(&self, queues: &[Q]) -> u32 {
+        let mut borrowers = 0u32;
+        for q in queues.iter().map(AsRef::as_ref) {
+            let failures = q.failures();
+            // Relaxed: only this (serialised, timer) tick uses it.
+            let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
+            if q.is_active() && failures > seen {
+                q.set_flags(BORROWER);
+                borrowers = borrowers.saturating_add(1);
             } else {
-                let cur = effective(q);
-                if cur > fair {
-                    cur.saturating_sub(step).max(fair)
-                } else {
-                    cur.saturating_add(step).min(fair)
-                }
-            };
-            // Relaxed: advisory limit read by `limit()`.
-            q.lend_limit.store(new, Ordering::Relaxed);
+                q.clear_flags(BORROWER);
+            }
         }
-        if lending && refused != 0 {
-            let lent = queues
-                .iter()
-                .map(AsRef::as_ref)
-                .enumerate()
-                .filter(|&(i, q)| q.is_active() && !borrower(i))
-                .map(|(_, q)| effective(q))
-                .fold(0u32, u32::saturating_add);
-            // At least one: `refused` is not empty.
-            let borrowers = refused.count_ones();
-            let each = depth
-                .saturating_sub(lent)
-                .div_ceil(borrowers)
-                .max(fair)
-                .min(depth);
-            for (_, q) in queues
-                .iter()
-                .map(AsRef::as_ref)
-                .enumerate()
-                .filter(|&(i, _)| borrower(i))
-            {
+        borrowers
+    }
+
+    /// The second half of the Lend tick: sets every queue's limit (see
+    /// [`Self::lend_tick`]), then the limit cache's inputs.
+    fn set_lend_limits<Q: AsRef<QueueTags>>(&self, queues: &[Q], lend: &Lend) {
+        // Everyone but the sharing borrowers first: what they leave is
+        // shared. A borrower that climbs back loses its BORROWER mark, so
+        // that the mark is left on the sharing ones alone, each queue's
+        // limit decided once (a lender's depends on what it holds now).
+        let (mut others, mut sharing) = (0u32, 0u32);
+        for q in queues.iter().map(AsRef::as_ref) {
+            match lend.next(q) {
+                LendStep::Limit(l) => {
+                    q.clear_flags(BORROWER);
+                    // Relaxed: advisory limit read by `limit()`.
+                    q.lend_limit.store(l, Ordering::Relaxed);
+                    others = others.saturating_add(l);
+                }
+                LendStep::Share => sharing = sharing.saturating_add(1),
+            }
+        }
+        // Each sharing borrower's part: at least the fair share.
+        let each = match sharing {
+            0 => lend.fair,
+            k => lend.depth.saturating_sub(others).div_ceil(k),
+        }
+        .max(lend.fair)
+        .min(lend.depth);
+        for q in queues.iter().map(AsRef::as_ref) {
+            // Relaxed: a flag of this (serialised) tick's own.
+            if q.state.load(Ordering::Relaxed) & BORROWER != 0 {
                 // Relaxed: advisory limit read by `limit()`.
                 q.lend_limit.store(each, Ordering::Relaxed);
             }
@@ -1331,6 +1478,79 @@ impl HostTags {
         // Relaxed: see `set_policy`.
         self.lend_valid.store(true, Ordering::Relaxed);
         self.refresh_limit_cache();
+    }
+}
+
+/// One Lend tick's setting: what [`HostTags::set_lend_limits`] decides
+/// each queue's next limit from.
+struct Lend {
+    /// The host depth.
+    depth: u32,
+    /// The fair share of the active queues.
+    fair: u32,
+    /// How far a limit moves in one tick.
+    step: u32,
+    /// The least a lender keeps.
+    reserve: u32,
+    /// The limits carry on from the last tick (more than one queue active,
+    /// the same number as then, the limits valid); else they restart.
+    lending: bool,
+    /// Someone was refused since the last tick.
+    refused: bool,
+}
+
+/// A queue's next Lend limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LendStep {
+    /// This limit (0: none, the fair share applies).
+    Limit(u32),
+    /// A share of what the others leave (a borrower at or above the fair
+    /// share).
+    Share,
+}
+
+impl Lend {
+    /// The setting for `n` active queues of `depth`, `borrowers` of them
+    /// refused since the last tick.
+    fn new(depth: u32, n: u32, lending: bool, borrowers: u32) -> Lend {
+        let fair = fair_share(depth, n);
+        Lend {
+            depth,
+            fair,
+            step: (fair / 4).max(1),
+            reserve: LEND_RESERVE.min(fair).max(1),
+            lending,
+            refused: borrowers != 0,
+        }
+    }
+
+    /// `q`'s next limit (see [`HostTags::lend_tick`]).
+    fn next(&self, q: &QueueTags) -> LendStep {
+        if !self.lending || !q.is_active() {
+            return LendStep::Limit(0);
+        }
+        let cur = match q.lend_limit() {
+            0 => self.fair,
+            l => l,
+        };
+        // Relaxed: a flag of this (serialised) tick's own.
+        let borrower = q.state.load(Ordering::Relaxed) & BORROWER != 0;
+        LendStep::Limit(if borrower {
+            if cur >= self.fair {
+                return LendStep::Share;
+            }
+            // A lender refused: it climbs back.
+            cur.saturating_add(self.step).min(self.fair)
+        } else if self.refused {
+            // Not below what it holds now (see `lend_tick`). Relaxed: a
+            // sample; see `fair_share_reached`.
+            let held = q.in_flight.load(Ordering::Relaxed).min(cur);
+            cur.saturating_sub(self.step).max(held).max(self.reserve)
+        } else if cur > self.fair {
+            cur.saturating_sub(self.step).max(self.fair)
+        } else {
+            cur.saturating_add(self.step).min(self.fair)
+        })
     }
 }
 
@@ -1475,8 +1695,8 @@ mod tests {
     #[test]
     fn borrow_falls_back_to_fair_and_lifts() {
         let h = HostTags::new(64, Policy::Borrow).unwrap();
-        // Kuai's v1 first: the fair share lasts until the starved queue
-        // drains.
+        // Without an expiry first: the fair share lasts until the starved
+        // queue drains.
         h.set_borrow_expiry_ns(0);
         let q0 = QueueTags::new(0);
         let q1 = QueueTags::new(1);
@@ -1504,9 +1724,10 @@ mod tests {
         assert_eq!(h.limit(&q1, 40), 64);
 
         // With an expiry, contention also lasts expiry ns after the last
-        // failure, and after the starved queue drained (from the first
-        // check that needs the time: the put has no clock), even though
-        // nobody is starved any more.
+        // failure, and after the starved queue drained (from the tick after
+        // the drain: the put has no clock), even though nobody is starved
+        // any more.
+        let all = [&q0, &q1];
         held.push(h.get(&q1, &hint, 45).unwrap());
         h.set_borrow_expiry_ns(1_000);
         assert_eq!(h.get(&q0, &hint, 50), Err(Refusal::Exhausted));
@@ -1520,15 +1741,21 @@ mod tests {
         assert!(h.is_contended(2_000), "starved");
         h.put(&q0, t);
         assert_eq!(h.starved_queues(), 0);
+        // Until the next tick the drain's window has not started, whatever
+        // the time.
+        assert!(h.is_contended(2_100));
+        assert!(h.is_contended(1_000_000));
+        assert_eq!(h.limit(&q1, 1_000_000), 32);
+        h.tick(&all, 2_100);
         assert!(h.is_contended(2_100), "the drain's window starts");
         assert!(h.is_contended(3_099));
         assert_eq!(h.limit(&q1, 3_099), 32);
         assert!(!h.is_contended(3_100));
         assert_eq!(h.limit(&q1, 3_100), 64);
         // The window after a drain starts later than the refusal's: it is
-        // the one that counts. (q1
-        // takes everything back first; its own refusal at the end of the
-        // budget, above its fair share, does not mark it.)
+        // the one that counts. (q1 takes everything back first; its own
+        // refusal at the end of the budget, above its fair share, does not
+        // mark it.)
         while let Ok(t) = h.get(&q1, &hint, 3_900) {
             held.push(t);
         }
@@ -1543,9 +1770,79 @@ mod tests {
             }
         };
         h.put(&q0, t);
+        h.tick(&all, 5_200);
         assert!(h.is_contended(5_200), "the drain's window");
         assert!(h.is_contended(6_199));
         assert!(!h.is_contended(6_200));
+    }
+
+    /// A starved queue that gets its fair share and keeps it, without
+    /// draining, is no longer starved after a tick period without another
+    /// refusal below its share: the fair share then lasts the window, not
+    /// for as long as that queue does I/O.
+    #[test]
+    fn tick_unstarves_a_queue_that_holds_its_share() {
+        let h = HostTags::new(64, Policy::Borrow).unwrap();
+        h.set_borrow_expiry_ns(100);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let t = h.get(&q1, &hint, 0).unwrap();
+        h.put(&q1, t);
+        let mut theirs = take(&h, &q0, 64, 0);
+        assert_eq!(h.get(&q1, &hint, 10), Err(Refusal::Exhausted));
+        assert!(q1.is_starved());
+        // q1 gets 31 tags, one short of its share (32).
+        let mut mine = Vec::new();
+        for _ in 0..31 {
+            h.put(&q0, theirs.pop().unwrap());
+            mine.push(h.get(&q1, &hint, 20).unwrap());
+        }
+        // Refused below its share in this period: still starved.
+        h.tick(&all, 1_000);
+        assert!(q1.is_starved());
+        // Below its share: still starved.
+        h.tick(&all, 2_000);
+        assert!(q1.is_starved());
+        // At its share, not refused below it since the last tick: no
+        // longer starved, and the window starts.
+        h.put(&q0, theirs.pop().unwrap());
+        mine.push(h.get(&q1, &hint, 2_500).unwrap());
+        assert_eq!(h.get(&q1, &hint, 2_500), Err(Refusal::Limited));
+        assert!(q1.is_starved(), "a refusal at its limit");
+        h.tick(&all, 3_000);
+        assert!(!q1.is_starved());
+        assert_eq!(h.starved_queues(), 0);
+        assert!(h.is_contended(3_099));
+        assert!(!h.is_contended(3_100));
+        assert_eq!(h.limit(&q1, 3_100), 64);
+        // Refused below its share again (q0 took everything back): a tick
+        // in the same period keeps the mark.
+        for t in mine.drain(..) {
+            h.put(&q1, t);
+        }
+        while let Ok(t) = h.get(&q0, &hint, 3_200) {
+            theirs.push(t);
+        }
+        mine.push({
+            h.put(&q0, theirs.pop().unwrap());
+            h.get(&q1, &hint, 3_300).unwrap()
+        });
+        assert_eq!(h.get(&q1, &hint, 3_300), Err(Refusal::Exhausted));
+        while q1.in_flight() < 32 {
+            h.put(&q0, theirs.pop().unwrap());
+            mine.push(h.get(&q1, &hint, 3_400).unwrap());
+        }
+        h.tick(&all, 4_000);
+        assert!(q1.is_starved(), "refused below its share in this period");
+        h.tick(&all, 5_000);
+        assert!(!q1.is_starved());
+        for t in mine {
+            h.put(&q1, t);
+        }
+        for t in theirs {
+            h.put(&q0, t);
+        }
     }
 
     #[test]
@@ -1788,17 +2085,18 @@ mod tests {
         let t = h.get(&q1, &hint, &clock).unwrap();
         assert!(h.is_contended(&clock));
         assert_eq!(clock.take_reads(), 0);
-        // q1 drains: no longer starved, and its put reads no clock; the
-        // window after the drain starts at the first check that needs the
-        // time.
+        // q1 drains: no longer starved, and its put reads no clock; until
+        // the next tick starts the drain's window, a check needs none
+        // either (q0 is refused at its share: not starved).
         h.put(&q1, t);
         assert_eq!(h.starved_queues(), 0);
-        assert_eq!(clock.take_reads(), 0);
-        // In the window: the clock decides. A refusal reads it at most
-        // twice: in the first attempt (here: the drain's window starts,
-        // at 1_500), and once in the slow path (for its re-check here, q0
-        // is refused at its share: not starved).
         let mut held = take(&h, &q0, 4, 1_500);
+        assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
+        assert_eq!(clock.take_reads(), 0);
+        // In the window, from the tick on: the clock decides. A refusal
+        // reads it at most twice: in the first attempt, and once in the
+        // slow path (for its re-check here).
+        h.tick(&[&q0, &q1], 1_500);
         clock.now.set(1_500);
         assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
         assert_eq!(clock.take_reads(), 2);
@@ -1816,6 +2114,64 @@ mod tests {
         assert!(!h.is_contended(&clock));
         assert_eq!(h.limit(&q0, &clock), 8);
         assert_eq!(clock.take_reads(), 0);
+        for t in held {
+            h.put(&q0, t);
+        }
+    }
+
+    /// A refusal at the end of time records a stamp, never the drain
+    /// marker: a check finds its window over instead of waiting for a tick.
+    #[test]
+    fn a_stamp_is_never_the_drain_marker() {
+        assert_eq!(stamp(0), 1);
+        assert_eq!(stamp(DRAINED - 2), DRAINED - 1);
+        assert_eq!(stamp(DRAINED - 1), DRAINED - 1);
+        assert_eq!(stamp(u64::MAX), DRAINED - 1);
+        let h = HostTags::new(8, Policy::Borrow).unwrap();
+        h.set_idle_ns(0);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let t = h.get(&q1, &hint, 0).unwrap();
+        h.put(&q1, t);
+        let mut held = take(&h, &q0, 8, 0);
+        let end = u64::MAX - 1;
+        assert_eq!(h.get(&q1, &hint, end), Err(Refusal::Exhausted));
+        // q1's bit is handed out, then it goes idle: no longer starved,
+        // without a drain.
+        assert_eq!(h.put(&q0, held.pop().unwrap()), 0b10);
+        h.tick(&all, end);
+        h.tick(&all, end);
+        assert!(!q1.is_active() && h.starved_queues() == 0);
+        assert!(!h.is_contended(u64::MAX), "the refusal's window is over");
+    }
+
+    /// `limit` is a read: a window found over is not forgotten (the limit
+    /// cache keeps the fair share), a drain's marker is not stamped.
+    #[test]
+    fn limit_reads_without_changing_anything() {
+        let h = HostTags::new(64, Policy::Borrow).unwrap();
+        h.set_borrow_expiry_ns(100);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let t = h.get(&q1, &hint, 0).unwrap();
+        h.put(&q1, t);
+        let mut held = take(&h, &q0, 64, 0);
+        assert_eq!(h.get(&q1, &hint, 10), Err(Refusal::Exhausted));
+        h.put(&q0, held.pop().unwrap());
+        let t = h.get(&q1, &hint, 10).unwrap();
+        h.put(&q1, t);
+        // The drain awaits its tick, whatever the time of the read.
+        assert_eq!(h.limit(&q0, 1_000), 32);
+        h.tick(&all, 20);
+        // From the tick on, for 100 ns.
+        assert_eq!(h.limit(&q0, 119), 32);
+        assert_eq!(h.limit(&q0, 120), 64);
+        assert_eq!(h.limit_bound(), 32, "a read lifted the limit cache");
+        assert_eq!(h.limit(&q0, 119), 32, "a read forgot the window");
+        assert!(!h.is_contended(120));
+        assert_eq!(h.limit_bound(), u32::MAX);
         for t in held {
             h.put(&q0, t);
         }
@@ -2117,6 +2473,86 @@ mod tests {
         assert_eq!(h.in_use(), 0);
     }
 
+    /// A borrower is a borrower wherever it stands in the tick's slice,
+    /// also past the 64th queue (the waiter mask's width).
+    #[test]
+    fn lend_sees_refusals_beyond_64_queues() {
+        let h = HostTags::new(1024, Policy::Lend).unwrap();
+        let qs: Vec<QueueTags> = (0..70).map(QueueTags::new).collect();
+        let hint = AtomicU32::new(0);
+        let mut held: Vec<Vec<u32>> = qs.iter().map(|q| take(&h, q, 1, 0)).collect();
+        h.tick(&qs, 1);
+        h.tick(&qs, 2);
+        let fair = fair_share(1024, 70);
+        assert_eq!(h.limit(&qs[69], 2), fair);
+        while let Ok(t) = h.get(&qs[69], &hint, 3) {
+            held[69].push(t);
+        }
+        h.tick(&qs, 3);
+        // The 69 others lend a step each (fair - fair / 4), queue 69 is
+        // lent the rest.
+        let lent = 69 * (fair - fair / 4);
+        assert_eq!(h.limit(&qs[69], 3), 1024 - lent);
+        assert_eq!(h.limit(&qs[0], 3), fair - fair / 4);
+        for (q, mine) in qs.iter().zip(held) {
+            for t in mine {
+                h.put(q, t);
+            }
+        }
+    }
+
+    /// A lender refused climbs back by a step, not to the borrowers' even
+    /// split; a lender keeps what it holds.
+    #[test]
+    fn lend_a_refused_lender_climbs_back_stepwise() {
+        let h = HostTags::new(32, Policy::Lend).unwrap();
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let all = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let mut mine = take(&h, &q1, 1, 0);
+        let mut theirs = take(&h, &q0, 1, 0);
+        h.tick(&all, 1);
+        h.tick(&all, 2);
+        // q0 is refused every tick, q1 lends down to its reserve (4).
+        for now in 3..6 {
+            while let Ok(t) = h.get(&q0, &hint, now) {
+                theirs.push(t);
+            }
+            h.tick(&all, now);
+        }
+        assert_eq!((h.limit(&q0, 6), h.limit(&q1, 6)), (28, 4));
+        // q1 wants 6: refused at 4, it gets a step more (8), not half the
+        // budget; q0, refused too, the rest.
+        while theirs.len() > 24 {
+            h.put(&q0, theirs.pop().unwrap());
+        }
+        while let Ok(t) = h.get(&q1, &hint, 7) {
+            mine.push(t);
+        }
+        assert_eq!(mine.len(), 4);
+        while let Ok(t) = h.get(&q0, &hint, 7) {
+            theirs.push(t);
+        }
+        h.tick(&all, 7);
+        assert_eq!((h.limit(&q0, 7), h.limit(&q1, 7)), (24, 8));
+        while theirs.len() > 24 {
+            h.put(&q0, theirs.pop().unwrap());
+        }
+        // q1 holds 6 and is not refused: it lends, but not what it holds.
+        mine.extend(take(&h, &q1, 2, 8));
+        while let Ok(t) = h.get(&q0, &hint, 8) {
+            theirs.push(t);
+        }
+        h.tick(&all, 8);
+        assert_eq!((h.limit(&q0, 8), h.limit(&q1, 8)), (26, 6));
+        for t in mine {
+            h.put(&q1, t);
+        }
+        for t in theirs {
+            h.put(&q0, t);
+        }
+    }
+
     /// The limit cache holds the bound of the current state.
     fn assert_fresh(h: &HostTags) {
         assert_eq!(h.limit_bound(), h.current_bound(), "stale limit cache");
@@ -2171,27 +2607,26 @@ mod tests {
         h.put(&q1, t1);
         assert!(!q1.is_starved());
         assert_eq!(h.limit_bound(), u32::MAX, "drained");
-        // The refusal at 5 was recorded: with an expiry it counts (until
-        // 105), until an exact check finds its window over and forgets it.
+        // A change of the expiry forgets the refusal at 5.
         h.set_borrow_expiry_ns(100);
-        assert_eq!(h.limit_bound(), 32, "expiry set, refusal recorded");
-        assert!(!h.is_contended(106));
-        assert_eq!(h.limit_bound(), u32::MAX, "window over");
-        // A new refusal in a window; the starved queue's drain starts a
-        // window of its own at the first check (150).
+        assert_eq!(h.limit_bound(), u32::MAX, "expiry set: nothing recorded");
+        // A refusal with an expiry counts until an exact check finds its
+        // window over; the starved queue's drain counts until the next
+        // tick (150) starts a window of its own.
         let t = h.get(&q0, &hint, 107).unwrap();
         assert_eq!(h.get(&q1, &hint, 110), Err(Refusal::Exhausted));
         h.put(&q0, t);
         let t1 = h.get(&q1, &hint, 111).unwrap();
         h.put(&q1, t1);
         assert_eq!(h.limit_bound(), 32, "in the window");
-        assert!(h.is_contended(150));
+        assert!(h.is_contended(1_000), "the drain awaits its tick");
+        h.tick(&all, 150);
         assert_eq!(h.limit_bound(), 32);
         assert!(h.is_contended(249));
         assert!(!h.is_contended(250));
         assert_eq!(h.limit_bound(), u32::MAX, "window over");
-        // A refusal recorded with an expiry of 0 does not count until an
-        // expiry is set.
+        // A refusal recorded with an expiry of 0 does not count, nor after
+        // an expiry is set.
         h.set_borrow_expiry_ns(0);
         let t = h.get(&q0, &hint, 220).unwrap();
         assert_eq!(h.get(&q1, &hint, 220), Err(Refusal::Exhausted));
@@ -2200,9 +2635,17 @@ mod tests {
         h.put(&q1, t1);
         assert_eq!(h.limit_bound(), u32::MAX);
         h.set_borrow_expiry_ns(1_000);
-        assert_eq!(h.limit_bound(), 32, "expiry set");
+        assert_eq!(h.limit_bound(), u32::MAX, "expiry set: forgotten");
+        // A policy change forgets a drain's marker.
+        let t = h.get(&q0, &hint, 230).unwrap();
+        assert_eq!(h.get(&q1, &hint, 230), Err(Refusal::Exhausted));
+        h.put(&q0, t);
+        let t1 = h.get(&q1, &hint, 231).unwrap();
+        h.put(&q1, t1);
+        assert_eq!(h.limit_bound(), 32, "the drain's marker");
+        h.set_policy(Policy::Borrow);
+        assert_eq!(h.limit_bound(), u32::MAX, "policy set: forgotten");
         h.set_borrow_expiry_ns(0);
-        assert_eq!(h.limit_bound(), u32::MAX, "expiry cleared");
         assert_fresh(&h);
 
         // Lend: the fair share until the limits exist, then at most the

@@ -14,15 +14,16 @@
 //!   host is *contended*: while any queue is starved (failed below its
 //!   share and has not since drained to zero in flight), and for
 //!   `borrow_expiry_ns` (default 5 ms) after a starved queue's last refusal
-//!   or its drain. With an expiry of 0 this is the v1 behaviour "fair until
-//!   the waiting queue drains" (see "Borrow's contention" in
-//!   [`super::host`]).
+//!   or its drain (from the next tick). With an expiry of 0 this is the v1
+//!   behaviour "fair until the waiting queue drains" (see "Borrow's
+//!   contention" in [`super::host`]).
 //! * [`Policy::None`]: first come, first served: no per-queue limit.
 //! * [`Policy::Lend`] (Kuai's later version): the periodic host tick moves
 //!   tags stepwise from the active queues not refused since the previous
-//!   tick (the lenders, each keeping a reserve of [`LEND_RESERVE`] tags) to
-//!   those refused (the borrowers, who share them evenly); when nobody
-//!   fails, the limits drift back towards the fair share.
+//!   tick (the lenders, each keeping what it holds and at least a reserve
+//!   of [`LEND_RESERVE`] tags) to those refused (the borrowers: one below
+//!   its fair share climbs back a step, the others share the rest evenly);
+//!   when nobody fails, the limits drift back towards the fair share.
 //! * [`Policy::Window`] (after Keith Busch's RFC "sbitmap enforced fairness
 //!   for blk-mq"): every active queue owns a *window* of the bitmap, its
 //!   reserved share of the depth, and allocates there first, then in the

@@ -8,8 +8,8 @@
 //! The per-queue flags (active, busy, waiting, starved) share one atomic
 //! word, so that the allocation fast path checks the ones it cares about
 //! with a single load and compare: those are in the low byte
-//! (`FAST_PATH_FLAGS`), the starved mark, which does not matter to it,
-//! above. The word is only ever modified by RMWs (`fetch_or` / `fetch_and`),
+//! (`FAST_PATH_FLAGS`), the marks that do not matter to it (starved,
+//! denied, borrower) above. The word is only ever modified by RMWs (`fetch_or` / `fetch_and`),
 //! never by plain stores, so that concurrent updates of different flags
 //! cannot erase each other, and so that every modification continues the
 //! release sequence of the `Release` RMW that set a counted flag (see
@@ -26,9 +26,20 @@ pub(super) const ACTIVE: u32 = 1;
 pub(super) const BUSY: u32 = 1 << 1;
 /// Flag: refused and not yet successful since (informational).
 pub(super) const WAITING: u32 = 1 << 2;
-/// Flag: failed and not yet drained to zero in flight; counted in the
-/// host's starved count. Outside [`FAST_PATH_FLAGS`].
+/// Flag: refused below its fair share and since then neither drained to
+/// zero in flight, nor idle, nor found by a tick holding its fair share
+/// without such a refusal in the tick's period; counted in the host's
+/// starved count. Outside [`FAST_PATH_FLAGS`].
 pub(super) const STARVED: u32 = 1 << 8;
+/// Flag: refused below its fair share (the refusal that marks
+/// [`STARVED`]) since the last host tick, which takes it. Outside
+/// [`FAST_PATH_FLAGS`].
+pub(super) const DENIED: u32 = 1 << 9;
+/// Flag: a borrower of the last `Lend` tick (refused in the period before
+/// it) that shares what the others leave, rather than climbing back from
+/// below its fair share (see `HostTags::lend_tick`); written by that
+/// tick only. Outside [`FAST_PATH_FLAGS`].
+pub(super) const BORROWER: u32 = 1 << 10;
 
 /// [`QueueTags::window_slot`] of a queue without a window.
 pub(super) const NO_WINDOW: u32 = u32::MAX;
@@ -43,7 +54,8 @@ pub(super) const FAST_PATH_FLAGS: u32 = 0xff;
 pub struct QueueTags {
     /// Caller-assigned index; bit `index % 64` in the host waiter mask.
     pub(super) index: AtomicU32,
-    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`STARVED`] (RMW only).
+    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`STARVED`], [`DENIED`],
+    /// [`BORROWER`] (RMW only).
     pub(super) state: AtomicU32,
     /// Tags currently held by this queue.
     pub(super) in_flight: AtomicU32,
@@ -122,7 +134,9 @@ impl QueueTags {
         self.flags() & WAITING != 0
     }
 
-    /// Whether this queue failed and has not drained to zero in flight.
+    /// Whether this queue is starved: refused below its fair share, and
+    /// since then neither drained, nor idle, nor found by a tick holding its
+    /// fair share without another such refusal.
     pub fn is_starved(&self) -> bool {
         self.flags() & STARVED != 0
     }
@@ -151,7 +165,7 @@ impl QueueTags {
         }
     }
 
-    /// Sets the uncounted `flags` (BUSY, WAITING) unless all are set
+    /// Sets the uncounted `flags` (BUSY, WAITING, ...) unless all are set
     /// already: a load first keeps the line clean in the common case.
     pub(super) fn set_flags(&self, flags: u32) {
         // Relaxed (both): heuristic / informational flags; an RMW so that
@@ -161,12 +175,17 @@ impl QueueTags {
         }
     }
 
-    /// Clears the uncounted `flags` (BUSY, WAITING) unless none is set.
+    /// Clears the uncounted `flags` (BUSY, WAITING, ...) unless none is set.
     pub(super) fn clear_flags(&self, flags: u32) {
+        self.take_flags(flags);
+    }
+
+    /// Clears the uncounted `flags` unless none is set; returns whether
+    /// one was set (as the RMW found it).
+    pub(super) fn take_flags(&self, flags: u32) -> bool {
         // Relaxed (both): see `set_flags`.
-        if self.state.load(Ordering::Relaxed) & flags != 0 {
-            self.state.fetch_and(!flags, Ordering::Relaxed);
-        }
+        self.state.load(Ordering::Relaxed) & flags != 0
+            && self.state.fetch_and(!flags, Ordering::Relaxed) & flags != 0
     }
 
     /// Records that a tick at `now_ns` found the queue busy (monotonic:

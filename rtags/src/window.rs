@@ -41,14 +41,13 @@
 //! Why slices and not the whole shared part for everyone: two equally busy
 //! queues each fill their window and then compete for the shared part,
 //! and a shared part open to all goes to whoever asks first whenever a
-//! shared tag comes back. That is not a coin toss: rnull re-runs the woken
-//! devices in index order, so the device whose window is first keeps every
-//! shared tag it once took, and on Jens Axboe's QD32-against-QD32 case
-//! (32 tags, 10% shared: windows of 14, 4 shared) the split was 18 tags to
-//! 14, 0.78 of the bandwidth (issue #14; `tests/policy_sim.rs`
-//! reproduces it). A per-queue count of shared tags held would need `put`
-//! to look at the freed tag and keep a second counter for every policy;
-//! a slice keeps the policy one of places, and keeps the hand-off exact (a
+//! shared tag comes back. That is not a coin toss: the driver re-runs the
+//! woken queues in a fixed order (rnull: by device index), so the queue
+//! re-run first keeps every shared tag it once took, and equally busy
+//! queues do not get equal parts (`tests/policy_sim.rs`, Axboe's b, checks
+//! the split). A per-queue count of shared tags held would need `put` to
+//! look at the freed tag and keep a second counter for every policy; a
+//! slice keeps the policy one of places, and keeps the hand-off exact (a
 //! put wakes only the queues that can use a free tag). The cost: a busy
 //! queue next to an idle one that has a window does not get the idle
 //! one's slice (nor its window) until the tick retires it, which `fair`
@@ -73,8 +72,9 @@
 //! the shared part only, until the next tick (rnull ticks every 10 ms). This
 //! is why the default shared percentage is 10 and not 0: with 0, such a
 //! queue may have nothing to allocate from until then (and with few tags,
-//! no shared part at all); 10% leaves 90% of the depth reserved. Depth and shared-percentage changes move the windows too:
-//! their caller hands the waiters back with
+//! no shared part at all); 10% leaves 90% of the depth reserved. Depth and
+//! shared-percentage changes move the windows too: their caller hands the
+//! waiters back with
 //! [`HostTags::take_waiters`](super::host::HostTags::take_waiters), as after
 //! switching to `window` (which starts with every tag shared until the
 //! first tick).
@@ -170,15 +170,13 @@
 //!
 //! Under `window` the limit cache's bound is 0, so every `get` takes the
 //! out-of-line path, where it reads the layout (a division for `W`), then
-//! searches its window's words, then its slice's (two more divisions):
-//! 215 to 240 x86-64 instructions per get+put before the slices (one
-//! queue, 1 or 32 tags in flight, without or with its window; callgrind),
-//! against 56 for the fast path of the other policies in the same
-//! harness; a get that reaches its slice computes it, one that finds a tag
-//! in its window does not. A `put` that finds waiters reads, per waiting
-//! queue, its window's and its slice's words (at most 16 each), and the
-//! shared part's once if a queue without a window waits. The inline fast path of the other policies is unchanged,
-//! and so is `put` without waiters.
+//! searches its window's words, then its slice's (two more divisions): a
+//! few times the instructions of the other policies' fast path. A get
+//! that reaches its slice computes it, one that finds a tag in its window
+//! does not. A `put` that finds waiters reads, per waiting queue, its
+//! window's and its slice's words (at most 16 each), and the shared
+//! part's once if a queue without a window waits. The inline fast path of
+//! the other policies is unchanged, and so is `put` without waiters.
 //!
 use super::bitmap::TagBitmap;
 use super::queue::{QueueTags, NO_WINDOW};
@@ -226,7 +224,8 @@ impl Layout {
         self.windows.saturating_mul(self.size)
     }
 
-    /// The shared part: every queue may allocate there.
+    /// The shared part: the windows' slices cover it, and a queue without
+    /// a window may allocate anywhere in it.
     pub fn shared(&self) -> Range<u32> {
         self.shared_start()..self.depth
     }

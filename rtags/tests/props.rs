@@ -271,7 +271,7 @@ proptest! {
 
     /// Borrow: unlimited without contention; fair share right after a
     /// queue is denied its share; unlimited again once starved queues have
-    /// drained and the expiry has passed.
+    /// drained and the expiry has passed since the tick after the drain.
     #[test]
     fn borrow_contention_window(depth in 8u32..=64, expiry in 0u64..1000, t_fail in 0u64..1000) {
         let h = HostTags::new(depth, Policy::Borrow).unwrap();
@@ -291,6 +291,9 @@ proptest! {
         // Starved until it drains, whatever the expiry.
         prop_assert_eq!(h.limit(&heavy, t_fail + expiry + 1), fair);
         h.put(&light, t);
+        // With an expiry, the drain's window starts at the next tick.
+        prop_assert_eq!(h.is_contended(u64::MAX), expiry > 0);
+        h.tick(&[&light, &heavy], t_fail);
         prop_assert_eq!(h.is_contended(t_fail), expiry > 0);
         if expiry > 0 {
             prop_assert_eq!(h.limit(&heavy, t_fail + expiry - 1), fair);

@@ -119,6 +119,8 @@ pub struct Outcome {
     pub bytes: Vec<u64>,
     /// How often a tick found each device marked starved.
     pub starved_ticks: Vec<u64>,
+    /// Each device's limit right after each tick past the warm-up.
+    pub limits: Vec<Vec<u32>>,
 }
 
 impl Outcome {
@@ -136,6 +138,11 @@ impl Outcome {
     pub fn split(&self) -> f64 {
         let (a, b) = (self.mib_per_s(0), self.mib_per_s(1));
         a.min(b) / a.max(b).max(f64::MIN_POSITIVE)
+    }
+
+    /// How often device `d`'s limit changed from one tick to the next.
+    pub fn limit_changes(&self, d: usize) -> usize {
+        self.limits[d].windows(2).filter(|w| w[0] != w[1]).count()
     }
 
     /// Mean latency of device `d` in ns.
@@ -233,6 +240,7 @@ impl HostSim {
             run_ns: self.run_ns - self.warmup_ns,
             bytes: self.devices.iter().map(|d| d.bytes).collect(),
             starved_ticks: vec![0; n],
+            limits: vec![Vec::new(); n],
         };
         let mut events: BinaryHeap<Reverse<(u64, u64, Event)>> = BinaryHeap::new();
         let mut seq = 0u64;
@@ -287,6 +295,9 @@ impl HostSim {
                     }
                     for (i, q) in queues.iter().enumerate() {
                         out.starved_ticks[i] += u64::from(q.is_starved());
+                        if now >= self.warmup_ns {
+                            out.limits[i].push(host.limit(q, now));
+                        }
                     }
                     push(&mut events, now + self.tick_ns, Event::Tick);
                     None
