@@ -291,6 +291,11 @@ impl Operations for RNullOps {
         ended
     }
 
+    /// blk-mq's timeout takes a request off it when its poller stopped.
+    fn poll_list(hw: &HwQueue) -> Option<&PollList<Self>> {
+        Some(&hw.polled)
+    }
+
     #[inline]
     fn release(rq: &Request<Self>) {
         release_host_tag(rq);
