@@ -35,9 +35,11 @@ int main(int argc, char **argv)
 			return die("fsync");
 		return 0;
 	}
-	int dsync = !strcmp(argv[1], "dsync");
-	int write_op = dsync || !strcmp(argv[1], "write");
-	if (argc < 5 || (!write_op && strcmp(argv[1], "read")) || (write_op && argc < 6)) {
+	/* "" for no operation: the usage check below catches it. */
+	const char *op = argc > 1 ? argv[1] : "";
+	int dsync = !strcmp(op, "dsync");
+	int write_op = dsync || !strcmp(op, "write");
+	if (argc < 5 || (!write_op && strcmp(op, "read")) || (write_op && argc < 6)) {
 		fprintf(stderr, "usage: sector-io read|write|dsync DEV SECTOR COUNT [FILE], sector-io flush DEV\n");
 		return 2;
 	}
