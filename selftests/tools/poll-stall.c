@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * poll-stall: a poller that stops polling. Submits COUNT direct 4 KiB
- * reads of DEV (64 KiB apart) on an io_uring set up with
+ * reads of DEV (STRIDE KiB apart, 64 by default: apart, the block layer
+ * cannot merge them; 4 makes them adjacent, and io_uring plugs three or
+ * more, so they merge) on an io_uring set up with
  * IORING_SETUP_IOPOLL (polled I/O: they complete only when someone polls
  * the device's poll queue), prints "submitted N", then does not poll for
  * SECONDS seconds, or until SIGUSR1: without IORING_ENTER_GETEVENTS
@@ -11,7 +13,7 @@
  *
  * Raw system calls: the guest has no liburing.
  *
- * usage: poll-stall DEV COUNT SECONDS
+ * usage: poll-stall DEV COUNT SECONDS [STRIDE]
  *   exits 0 after printing every completion, 1 with a message on an
  *   error, 2 on bad usage.
  */
@@ -42,12 +44,13 @@ static int die(const char *what)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: poll-stall DEV COUNT SECONDS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: poll-stall DEV COUNT SECONDS [STRIDE]\n");
 		return 2;
 	}
 	unsigned count = strtoul(argv[2], NULL, 0);
 	unsigned secs = strtoul(argv[3], NULL, 0);
+	unsigned long long stride = argc == 5 ? strtoull(argv[4], NULL, 0) * 1024 : 65536;
 	if (count == 0 || count > 64) {
 		fprintf(stderr, "poll-stall: COUNT must be 1..64\n");
 		return 2;
@@ -94,8 +97,7 @@ int main(int argc, char **argv)
 		sqe->fd = fd;
 		sqe->addr = (unsigned long)buf + (size_t)i * 4096;
 		sqe->len = 4096;
-		/* Apart: the block layer would merge adjacent reads. */
-		sqe->off = (unsigned long long)i * 65536;
+		sqe->off = i * stride;
 		sqe->user_data = i;
 		sq_array[idx] = idx;
 	}
