@@ -291,8 +291,18 @@ impl Operations for RNullOps {
         ended
     }
 
+    /// blk-mq's timeout takes a request off it when its poller stopped.
+    fn poll_list(hw: &HwQueue) -> Option<&PollList<Self>> {
+        Some(&hw.polled)
+    }
+
+    /// Also forgets the request's partial byte count: `finish` takes it,
+    /// but a request can leave without `finish` (timed out, dropped), and
+    /// a count left in the slot would make the slot's next request that
+    /// fails before moving any byte report bytes it never moved.
     #[inline]
     fn release(rq: &Request<Self>) {
+        rq.data().clear_done_bytes();
         release_host_tag(rq);
     }
 

@@ -74,14 +74,13 @@ const ROOT_ATTRS: [FileSpec; 1] = [FileSpec {
 impl AttributeOperations for Devices {
     const ATTRS: &'static [FileSpec] = &ROOT_ATTRS;
 
-    /// `features`: the device attributes that work, comma-separated.
+    /// `features`: the device attributes, comma-separated (every one of
+    /// them works; what does not exist is not an attribute).
     fn show(&self, _id: usize, out: &mut BufWriter<'_>) -> Result {
         let mut sep = "";
-        for (spec, attr) in ATTRS.iter().zip(KINDS) {
-            if attr.is_feature() {
-                write!(out, "{sep}{}", spec.name).map_err(|_| EINVAL)?;
-                sep = ",";
-            }
+        for spec in ATTRS.iter() {
+            write!(out, "{sep}{}", spec.name).map_err(|_| EINVAL)?;
+            sep = ",";
         }
         writeln!(out).map_err(|_| EINVAL)
     }
@@ -228,11 +227,6 @@ const ATTRS: [FileSpec; 25] = [
 ];
 
 impl Attr {
-    /// Whether `features` lists it: every attribute works.
-    fn is_feature(self) -> bool {
-        true
-    }
-
     /// The values a write may give it: the module parameter's range where
     /// there is one; `None` for `badblocks`, which takes ranges.
     fn range(self) -> Option<&'static IntRange> {

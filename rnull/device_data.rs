@@ -247,7 +247,8 @@ pub(crate) struct Command {
     /// request alone (a bandwidth limit's delay), or 0.
     due_ns: AtomicU64,
     /// Bytes to complete successfully before failing the rest (a bad
-    /// block with `badblocks_partial_io`), or 0.
+    /// block with `badblocks_partial_io`), or 0. Cleared whenever the
+    /// request leaves the driver (`RNullOps::release`).
     done_bytes: AtomicU32,
 }
 
@@ -284,6 +285,12 @@ impl Command {
             self.done_bytes.store(0, Ordering::Relaxed);
         }
         bytes
+    }
+
+    /// Forgets what [`Self::set_done_bytes`] stored (the request leaves
+    /// the driver).
+    pub(crate) fn clear_done_bytes(&self) {
+        self.take_done_bytes();
     }
 
     /// On a poll queue: `poll` ends the request from `ns` on (0: at once).

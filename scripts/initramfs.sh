@@ -12,6 +12,10 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,etc,root,job,lib/modules/rnull,usr/bin}
+# mktemp's 0700 would become the guest's /: only root could reach /bin/sh,
+# and every `su nobody` permission check would fail for that reason alone.
+chmod 755 "$root"
+chmod 1777 "$root/tmp"
 cp /bin/busybox "$root/bin/busybox"
 cp "$top/scripts/guest/init" "$root/init"
 chmod +x "$root/init"

@@ -22,24 +22,43 @@ echo 1 >$d/power || fail "power=1"
 rd() { sector-io read $dev "$1" "$2" "${3:-/dev/null}" 2>/dev/null; }
 wr() { sector-io write $dev "$1" "$2" "$3" 2>/dev/null; }
 table() { cat $d/badblocks | tr '\n' ' ' | sed 's/ $//'; }
-must_fail() { if "$@"; then fail "$* succeeded on a bad range"; fi; }
+# must_fail rd|wr ...: the I/O fails with EIO (sector-io exits 3), not
+# some other way.
+must_fail() {
+	"$@"
+	rc=$?
+	[ $rc -ne 0 ] || fail "$* succeeded on a bad range"
+	[ $rc -eq 3 ] || fail "$* failed, but not with EIO (sector-io exit $rc)"
+}
 
 # merged_write WHAT FAILED: three adjacent 4 KiB writes from 400 in one
-# submission; if they merged into one request, FAILED of them fail.
+# submission, FAILED of which fail once they merge into one request.
+# libaio's three-write batch is plugged and merges, but nothing promises
+# it: up to 5 tries, and if none merged, $unmerged names the check, which
+# makes the test a SKIP at its end (after every other check).
 merged_write() {
-	merges0=$(awk '{print $6}' /sys/block/rnullb0/stat)
-	fio --name=merge --filename=$dev --direct=1 --ioengine=libaio --rw=write --bs=4k \
-		--offset=$((400 * 512)) --size=12k --iodepth=3 --iodepth_batch_submit=3 \
-		--continue_on_error=all >/tmp/merge.out 2>&1
-	merged=$(($(awk '{print $6}' /sys/block/rnullb0/stat) - merges0))
-	errs=$(sed -n 's/.*errors *: total=\([0-9]*\),.*/\1/p' /tmp/merge.out)
-	log "$1: $merged merges, ${errs:-0} writes failed"
-	if [ "$merged" -eq 2 ]; then
-		expect_eq "${errs:-0}" "$2" "$1: writes failing in one merged request"
-	else
-		log "note: the writes were not merged into one request; no bio-level check"
-	fi
+	try=0
+	while [ $try -lt 5 ]; do
+		try=$((try + 1))
+		merges0=$(awk '{print $6}' /sys/block/rnullb0/stat)
+		fio --name=merge --filename=$dev --direct=1 --ioengine=libaio --rw=write --bs=4k \
+			--offset=$((400 * 512)) --size=12k --iodepth=3 --iodepth_batch_submit=3 \
+			--continue_on_error=all >/tmp/merge.out 2>&1
+		merged=$(($(awk '{print $6}' /sys/block/rnullb0/stat) - merges0))
+		errs=$(sed -n 's/.*errors *: total=\([0-9]*\),.*/\1/p' /tmp/merge.out)
+		log "$1 (try $try): $merged merges, ${errs:-0} writes failed"
+		if [ "$merged" -eq 2 ]; then
+			expect_eq "${errs:-0}" "$2" "$1: writes failing in one merged request"
+			return
+		fi
+	done
+	unmerged="$unmerged $1"
 }
+unmerged=
+# The permission check below needs su and the nobody user.
+command -v su >/dev/null || skip "su is missing"
+out=$(su nobody -s /bin/sh -c 'echo $USER' 2>&1)
+[ "$out" = nobody ] || skip "su nobody does not work: $out"
 
 expect_eq "$(table)" "" "a new table"
 rd 0 256 || fail "read before any bad block"
@@ -84,7 +103,8 @@ for v in "" "100-107" "*1-2" "+5" "+7-5" "+-1-5" "+1--5" "+a-5" "+1-5x" "+1 -5" 
 	bad=$((bad + 1))
 done
 expect_eq "$(kmsg_since | grep -c "for configfs rnull/bb/badblocks: must be")" $bad "log lines for refused writes"
-if su nobody -s /bin/sh -c "echo +1-2 > $d/badblocks" 2>/dev/null; then fail "nobody wrote badblocks"; fi
+if su nobody -s /bin/sh -c "echo +1-2 > $d/badblocks" 2>/tmp/err; then fail "nobody wrote badblocks"; fi
+grep -q "Permission denied" /tmp/err || fail "nobody's write: not EACCES: $(cat /tmp/err)"
 echo "+34359738367-34359738367" >$d/badblocks || fail "the last sector refused"
 echo "-34359738367-34359738367" >$d/badblocks || fail "-last sector"
 expect_eq "$(table)" "100 8" "table after the boundary"
@@ -177,3 +197,4 @@ expect_eq "$(tail -c 4096 /tmp/got | md5sum)" "$(tail -c 4096 /tmp/old | md5sum)
 # rmdir with the device on, then the module goes.
 rmdir $d || fail "rmdir"
 unload_rnull
+[ -z "$unmerged" ] || skip "the writes of the merged-request check never merged:$unmerged"

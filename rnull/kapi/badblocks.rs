@@ -2,8 +2,12 @@
 
 //! Bad block tables: the block layer's `struct badblocks`
 //! (`block/badblocks.c`), a sorted table of bad sector ranges in one page,
-//! read under a seqlock (any context) and changed under its write side
-//! (interrupts off, so from any context too).
+//! read under a seqlock (any context) and changed under its write side.
+//! 6.12's `badblocks_set` and `badblocks_clear` take that with
+//! `write_seqlock_irq`, whose unlock enables interrupts unconditionally:
+//! changing the table needs interrupts enabled on entry (process context,
+//! or `queue_rq` as blk-mq calls it, where null_blk's `badblocks_once`
+//! clears too), never a hard interrupt or a section with them disabled.
 //!
 //! 6.12's `bindings` have the type only as an opaque name and none of the
 //! functions (`linux/badblocks.h` is not in `bindings_helper.h`), so they
@@ -32,7 +36,6 @@ use kernel::{
 };
 
 /// The C side (`include/linux/badblocks.h` of 6.12).
-#[allow(non_camel_case_types)]
 pub(super) mod raw {
     use kernel::{
         bindings,
@@ -188,13 +191,18 @@ impl BadBlocks {
     /// that heals after failing once). Never allocates or sleeps. An entry
     /// removed whole needs no room, so this only fails to apply if another
     /// writer changed the entry meanwhile; then the rest stays bad.
+    ///
+    /// Interrupts must be enabled when it is called (see the module
+    /// documentation): `queue_rq` is fine, a hard interrupt (an hrtimer
+    /// callback) or a spinlock taken with interrupts off is not.
     pub(crate) fn forget(&self, range: BadRange) {
         let sectors = c_int::try_from(range.sectors).unwrap_or(c_int::MAX);
         if sectors == 0 {
             return;
         }
-        // SAFETY: the table is initialised (type invariant); its write side
-        // disables interrupts, so any context may call it.
+        // SAFETY: the table is initialised (type invariant). Its write side
+        // (`write_seqlock_irq`) re-enables interrupts on unlock, which is
+        // sound only with them enabled on entry: the caller's duty above.
         unsafe { raw::badblocks_clear(self.bb.get(), range.first, sectors) };
     }
 

@@ -276,7 +276,7 @@ impl DiskBuilder {
             queue_data: core::mem::ManuallyDrop::new(queue_data).0,
             _group: group,
             waker: self.waker,
-            _tagset: tagset,
+            tagset,
         };
         disk.add_hctx_files()?;
         Ok(disk)
@@ -293,7 +293,7 @@ impl DiskBuilder {
 /// [`Disk::update_hw_queues`], with the queue frozen and out of the waker,
 /// and the hctx files removed first, so the hctx kobjects and the waker's
 /// walk of `hctx_table` stay valid while used. `hctx_files` are on the
-/// disk's hardware queue directories and read `queue_data`. `_tagset`
+/// disk's hardware queue directories and read `queue_data`. `tagset`
 /// counts the disk in its `disks`.
 pub(crate) struct Disk<T: DiskFiles> {
     hctx_files: KVec<Attr<HctxFile<T>>>,
@@ -301,7 +301,7 @@ pub(crate) struct Disk<T: DiskFiles> {
     queue_data: *const c_void,
     _group: DiskGroup<T>,
     waker: Option<(Arc<QueueWaker>, usize)>,
-    _tagset: Arc<TagSet<T>>,
+    tagset: Arc<TagSet<T>>,
 }
 
 // SAFETY: the block layer synchronises access to the gendisk; the queue data
@@ -322,7 +322,7 @@ impl<T: DiskFiles> Disk<T> {
     /// queues kept. Files that cannot be made again (no memory) are logged
     /// and left out; the change stands.
     pub(crate) fn update_hw_queues(&mut self, counts: QueueCounts) -> Result {
-        let tagset = self._tagset.clone();
+        let tagset = self.tagset.clone();
         let disks = tagset.disks();
         if *disks != 1 {
             return Err(EINVAL);
@@ -407,6 +407,6 @@ impl<T: DiskFiles> Drop for Disk<T> {
             drop(T::QueueData::from_foreign(self.queue_data));
         }
         // The set counts the disk (type invariant).
-        *self._tagset.disks() -= 1;
+        *self.tagset.disks() -= 1;
     }
 }

@@ -12,7 +12,7 @@
 
 use super::{
     dispatch::{Dispatch, RqList},
-    poll::PollBatch,
+    poll::{PollBatch, PollList},
     request::{reclaim_from_timer, Pdu, Pending, Refused, Request, Started, Status},
     tagset::QueueMaps,
 };
@@ -114,9 +114,18 @@ pub(crate) trait Operations: Sized + 'static {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// The list on which the poll queue `hw` parks its started requests
+    /// until [`Self::poll`] ends them, if it has one. blk-mq's timeout
+    /// handler takes a request it finds there off it and gives it to
+    /// [`Self::timed_out`] (see [`super::poll`]); a request parked on a
+    /// list kapi does not know of is never timed out.
+    fn poll_list(_hw: &Self::HwData) -> Option<&PollList<Self>> {
+        None
+    }
+
     /// blk-mq's timeout fired for a request the driver had given up (an
-    /// armed hrtimer, [`Request::lose`]). Without it kapi ends such a
-    /// request with `BLK_STS_TIMEOUT`.
+    /// armed hrtimer, [`Request::lose`], a list of [`Self::poll_list`]).
+    /// Without it kapi ends such a request with `BLK_STS_TIMEOUT`.
     fn timed_out(_rq: Request<Self>) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -309,7 +318,14 @@ impl<T: Operations> OperationsVTable<T> {
         rq: *mut bindings::request,
     ) -> bindings::blk_eh_timer_return {
         // SAFETY: `rq` is a started request of this tag set.
-        match unsafe { reclaim_from_timer::<T>(rq) } {
+        let reclaimed = match unsafe { reclaim_from_timer::<T>(rq) } {
+            Some(rq) => Some(rq),
+            // SAFETY: as above; blk-mq's timeout work holds a queue
+            // reference (so the hardware contexts live) and one on `rq`
+            // (so its tag is not reused meanwhile).
+            None => unsafe { Self::reclaim_from_poll_list(rq) },
+        };
+        match reclaimed {
             Some(rq) if T::HAS_TIMED_OUT => {
                 T::timed_out(rq);
                 bindings::blk_eh_timer_return_BLK_EH_DONE
@@ -322,6 +338,33 @@ impl<T: Operations> OperationsVTable<T> {
             // will end it: give it more time.
             None => bindings::blk_eh_timer_return_BLK_EH_RESET_TIMER,
         }
+    }
+
+    /// Takes `rq` off its poll queue's list ([`Operations::poll_list`]) if
+    /// it is parked there.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be a started request of this tag set, of a queue whose
+    /// hardware contexts stay alive during the call.
+    unsafe fn reclaim_from_poll_list(rq: *mut bindings::request) -> Option<Request<T>> {
+        if !T::HAS_POLL_LIST {
+            return None;
+        }
+        // SAFETY: a started request's `mq_hctx` is set, and the caller
+        // keeps its hardware context alive.
+        let hctx = unsafe { (*rq).mq_hctx };
+        if hctx.is_null() {
+            return None;
+        }
+        // SAFETY: as above; `type_` is fixed once the context is mapped.
+        let ty = unsafe { (*hctx).type_ };
+        if u32::from(ty) != bindings::hctx_type_HCTX_TYPE_POLL {
+            return None;
+        }
+        // SAFETY: `hctx` is live and initialised (see above).
+        let hw = unsafe { Self::hw_data(hctx) };
+        T::poll_list(&hw)?.take_one(rq)
     }
 
     /// # Safety

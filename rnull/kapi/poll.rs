@@ -12,11 +12,16 @@
 //!
 //! # Timeouts
 //!
-//! A request on a list is owned by the list. blk-mq's timeout handler
-//! finds no armed timer and no lost mark on it, so kapi answers
-//! `BLK_EH_RESET_TIMER` and the request stays until the next `poll` ends
-//! it (null_blk instead unlinks it under its lock and ends it with
-//! `BLK_STS_TIMEOUT`; a lock-free list cannot unlink one element).
+//! A request on a list is owned by the list, and nothing ends it there
+//! unless its submitter polls. When blk-mq's timeout handler comes for a
+//! request of a poll queue, kapi takes it off the list
+//! ([`PollList::take_one`]) and ends it with `BLK_STS_TIMEOUT`, as
+//! null_blk's `null_timeout_rq` does under its poll lock: a poller that
+//! stopped (an `IORING_SETUP_IOPOLL` ring never reaped) would otherwise
+//! hold its requests forever, and with them a queue freeze,
+//! `del_gendisk` and module unload. A request that is not on the list is
+//! in the hands of a concurrent `poll`, which ends it: the handler gives
+//! it more time.
 
 use super::{
     batch::add_to_batch,
@@ -116,6 +121,32 @@ impl<T: Operations> PollList<T> {
             next: prev,
             _p: PhantomData,
         }
+    }
+}
+
+impl<T: Operations> PollList<T> {
+    /// Takes `rq` off the list if it is parked here, and parks the others
+    /// again; `None` if it is not here (a concurrent [`Self::take_all`],
+    /// `poll`'s, took it and will end it).
+    ///
+    /// The list has no unlink, so this takes the whole list (an Acquire
+    /// swap, pairing with the Release of every `push`: we see each taken
+    /// request's link and state) and pushes the rest back oldest first
+    /// (Release CAS each, for the next taker). Their order among
+    /// themselves is kept; requests pushed meanwhile end up ahead of them,
+    /// which only matters to no one: `poll` ends every due request it
+    /// takes. A `poll` running meanwhile finds fewer (or no) requests and
+    /// its caller polls again.
+    pub(crate) fn take_one(&self, rq: *mut bindings::request) -> Option<Request<T>> {
+        let mut found = None;
+        for parked in self.take_all() {
+            if found.is_none() && parked.as_raw() == rq {
+                found = Some(parked);
+            } else {
+                self.push(parked);
+            }
+        }
+        found
     }
 }
 

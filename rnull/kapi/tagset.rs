@@ -118,13 +118,17 @@ impl Split {
     }
 }
 
+/// The number of queue maps a set with poll queues has (one per
+/// `hctx_type`: default, read, poll): the length of `blk_mq_tag_set.map`.
+const MAX_MAPS: u32 = bindings::hctx_type_HCTX_MAX_TYPES;
+
 /// A `struct blk_mq_tag_set` whose callbacks go to `T`.
 ///
 /// # Invariants
 ///
 /// `inner` was set up by `blk_mq_alloc_tag_set` with `OperationsVTable::<T>`
 /// and a PDU size of `Pdu<T>`, and is freed on drop. Its `driver_data`
-/// points to `split`, initialised before it; its `nr_maps` is 3 if
+/// points to `split`, initialised before it; its `nr_maps` is [`MAX_MAPS`] if
 /// `split` has poll queues (and `T` implements `map_queues` and `poll`),
 /// else 1. `disks` counts the disks built on it.
 #[pin_data(PinnedDrop)]
@@ -204,7 +208,7 @@ impl<T: Operations> TagSet<T> {
                     (*raw).driver_data = split.cast_mut().cast();
                     // HCTX_TYPE_DEFAULT, _READ and _POLL; blk-mq then sets
                     // BLK_FEAT_POLL on the set's queues.
-                    (*raw).nr_maps = if polled { 3 } else { 1 };
+                    (*raw).nr_maps = if polled { MAX_MAPS } else { 1 };
                     bindings::blk_mq_alloc_tag_set(raw)
                 })
             }),
@@ -232,7 +236,7 @@ impl<T: Operations> TagSet<T> {
         // SAFETY: the set is allocated (type invariant); `nr_maps` never
         // changes after that.
         let nr_maps = unsafe { (*raw).nr_maps };
-        if counts.default == 0 || (counts.poll > 0 && nr_maps < 3) {
+        if counts.default == 0 || (counts.poll > 0 && nr_maps < MAX_MAPS) {
             return Err(EINVAL);
         }
         let before = self.split.cur.load(Ordering::Relaxed);
@@ -303,7 +307,7 @@ impl QueueMaps<'_> {
         let split = unsafe { &*((*set).driver_data as *const Split) };
         // SAFETY: blk-mq hands us the set for this call.
         let (nr_hw_queues, nr_maps) = unsafe { ((*set).nr_hw_queues, (*set).nr_maps) };
-        for i in 0..(nr_maps as usize).min(3) {
+        for i in 0..nr_maps.min(MAX_MAPS) as usize {
             // blk-mq cleared `mq_map` but keeps the old counts and offsets.
             // SAFETY: as above; `i` is below `nr_maps`.
             unsafe {
@@ -373,7 +377,7 @@ impl QueueMaps<'_> {
         // SAFETY: as above; the maps below `nr_maps` exist, and every CPU
         // goes to one of the set's `nr_hw_queues` queues.
         unsafe {
-            for i in 1..(nr_maps as usize).min(3) {
+            for i in 1..nr_maps.min(MAX_MAPS) as usize {
                 (*self.set).map[i].nr_queues = 0;
             }
             let map = core::ptr::addr_of_mut!((*self.set).map[0]);

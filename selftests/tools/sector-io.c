@@ -9,7 +9,10 @@
  *        sector-io dsync DEV SECTOR COUNT IN     a write with O_DSYNC: FUA,
  *                                                or write + flush
  *        sector-io flush DEV                     fsync: a cache flush
- *   exits 0 if the whole transfer succeeded, 1 with a message otherwise.
+ *   exits 0 if the whole transfer succeeded; 3 with a message if the
+ *   device failed it with EIO (what a test of I/O errors expects); 2 on
+ *   bad usage; 1 with a message on any other failure (a short transfer
+ *   included).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +28,18 @@ static int die(const char *what)
 	return 1;
 }
 
+/* A failed transfer: 3 for the device's EIO, 1 for anything else. */
+static int io_failed(const char *what, ssize_t n)
+{
+	if (n >= 0) {
+		fprintf(stderr, "sector-io: %s: short transfer (%zd bytes)\n", what, n);
+		return 1;
+	}
+	int eio = errno == EIO;
+	die(what);
+	return eio ? 3 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "flush")) {
@@ -35,9 +50,11 @@ int main(int argc, char **argv)
 			return die("fsync");
 		return 0;
 	}
-	int dsync = !strcmp(argv[1], "dsync");
-	int write_op = dsync || !strcmp(argv[1], "write");
-	if (argc < 5 || (!write_op && strcmp(argv[1], "read")) || (write_op && argc < 6)) {
+	/* "" for no operation: the usage check below catches it. */
+	const char *op = argc > 1 ? argv[1] : "";
+	int dsync = !strcmp(op, "dsync");
+	int write_op = dsync || !strcmp(op, "write");
+	if (argc < 5 || (!write_op && strcmp(op, "read")) || (write_op && argc < 6)) {
 		fprintf(stderr, "usage: sector-io read|write|dsync DEV SECTOR COUNT [FILE], sector-io flush DEV\n");
 		return 2;
 	}
@@ -56,19 +73,13 @@ int main(int argc, char **argv)
 			return die(argv[5]);
 		close(in);
 		ssize_t n = pwrite(fd, buf, len, off);
-		if (n != (ssize_t)len) {
-			if (n >= 0)
-				errno = EIO;
-			return die("pwrite");
-		}
+		if (n != (ssize_t)len)
+			return io_failed("pwrite", n);
 		return 0;
 	}
 	ssize_t n = pread(fd, buf, len, off);
-	if (n != (ssize_t)len) {
-		if (n >= 0)
-			errno = EIO;
-		return die("pread");
-	}
+	if (n != (ssize_t)len)
+		return io_failed("pread", n);
 	int out = argc > 5 ? open(argv[5], O_WRONLY | O_CREAT | O_TRUNC, 0644) : 1;
 	if (out < 0 || write(out, buf, len) != (ssize_t)len)
 		return die("output");
