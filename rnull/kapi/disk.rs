@@ -327,6 +327,11 @@ impl<T: DiskFiles> Disk<T> {
         if *disks != 1 {
             return Err(EINVAL);
         }
+        // Nothing to change: no freeze (a write of the current value must
+        // not wait for the queue's requests).
+        if tagset.has_counts(counts) {
+            return Ok(());
+        }
         // SAFETY: the disk is registered (type invariant), so is its queue.
         let q = unsafe { (*self.gendisk.as_ptr()).queue };
         // SAFETY: `q` is live; freezing waits for its requests and may

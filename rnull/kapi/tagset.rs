@@ -221,6 +221,13 @@ impl<T: Operations> TagSet<T> {
         self.disks.lock()
     }
 
+    /// Whether the set's queues are split as `counts` already.
+    pub(super) fn has_counts(&self, counts: QueueCounts) -> bool {
+        // Relaxed: see `Split`; the caller holds the `disks` lock, which
+        // orders updates.
+        self.split.cur.load(Ordering::Relaxed) == counts.pack()
+    }
+
     /// Gives the set `counts` hardware queues (`blk_mq_update_nr_hw_queues`,
     /// which calls `map_queues` with them). `disks` is the caller's lock of
     /// [`Self::disks`], which must count one disk, prepared for its hardware
