@@ -1565,6 +1565,17 @@ mod tests {
         (0..n).map(|_| h.get(q, &hint, now).unwrap()).collect()
     }
 
+    /// On a 64-tag host: `q1` active, then refused at time 10 while `q0`
+    /// holds every tag (taken at 0), which starves it under `Borrow`.
+    /// Returns `q0`'s tags.
+    fn starve_q1(h: &HostTags, q0: &QueueTags, q1: &QueueTags, hint: &AtomicU32) -> Vec<u32> {
+        let t = h.get(q1, hint, 0).unwrap();
+        h.put(q1, t);
+        let held = take(h, q0, 64, 0);
+        assert_eq!(h.get(q1, hint, 10), Err(Refusal::Exhausted));
+        held
+    }
+
     #[test]
     fn new_and_config() {
         assert_eq!(
@@ -1787,10 +1798,7 @@ mod tests {
         let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
         let all = [&q0, &q1];
         let hint = AtomicU32::new(0);
-        let t = h.get(&q1, &hint, 0).unwrap();
-        h.put(&q1, t);
-        let mut theirs = take(&h, &q0, 64, 0);
-        assert_eq!(h.get(&q1, &hint, 10), Err(Refusal::Exhausted));
+        let mut theirs = starve_q1(&h, &q0, &q1, &hint);
         assert!(q1.is_starved());
         // q1 gets 31 tags, one short of its share (32).
         let mut mine = Vec::new();
@@ -2155,10 +2163,7 @@ mod tests {
         let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
         let all = [&q0, &q1];
         let hint = AtomicU32::new(0);
-        let t = h.get(&q1, &hint, 0).unwrap();
-        h.put(&q1, t);
-        let mut held = take(&h, &q0, 64, 0);
-        assert_eq!(h.get(&q1, &hint, 10), Err(Refusal::Exhausted));
+        let mut held = starve_q1(&h, &q0, &q1, &hint);
         h.put(&q0, held.pop().unwrap());
         let t = h.get(&q1, &hint, 10).unwrap();
         h.put(&q1, t);

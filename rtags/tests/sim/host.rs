@@ -24,6 +24,8 @@
 //! events run in the order they were scheduled, so a wake (scheduled by a
 //! put) runs before the completing job's next submission when
 //! `wake_ns <= turnaround`.
+#[path = "rng.rs"]
+mod rng;
 
 use rtags::bitmap::initial_hint;
 use rtags::host::HostTags;
@@ -181,11 +183,7 @@ struct Dev {
 
 impl Dev {
     fn random(&mut self) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        rng::splitmix64(&mut self.rng)
     }
 }
 

@@ -7,6 +7,9 @@
 //! next request `turnaround` after the previous one completed: what a fio
 //! job does between `io_getevents` and `io_submit`.
 
+#[path = "rng.rs"]
+mod rng;
+
 use rtags::disk::{Command, Disk, DiskParams, DiskStats};
 use rtags::slice::{SliceSched, SliceStart};
 
@@ -102,11 +105,7 @@ struct Job {
 impl Job {
     /// The next number of the job's generator (splitmix64).
     fn random(&mut self) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        rng::splitmix64(&mut self.rng)
     }
 
     fn command(&mut self, capacity: u64, now: u64) -> Command {
