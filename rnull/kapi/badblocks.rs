@@ -173,9 +173,9 @@ impl BadBlocks {
         }
         let sectors = c_int::try_from(sectors).unwrap_or(c_int::MAX);
         let (mut first, mut len): (bindings::sector_t, c_int) = (0, 0);
-        // SAFETY: the table is initialised (type invariant); the out
-        // pointers are valid for the call; `sectors` is not 0, which the
-        // function warns about.
+        // The out pointers are valid for the call; `sectors` is not 0,
+        // which the function warns about.
+        // SAFETY: the table is initialised (type invariant), the rest above.
         let found =
             unsafe { raw::badblocks_check(self.bb.get(), sector, sectors, &mut first, &mut len) };
         if found == 0 {
@@ -200,9 +200,10 @@ impl BadBlocks {
         if sectors == 0 {
             return;
         }
-        // SAFETY: the table is initialised (type invariant). Its write side
-        // (`write_seqlock_irq`) re-enables interrupts on unlock, which is
-        // sound only with them enabled on entry: the caller's duty above.
+        // The write side (`write_seqlock_irq`) re-enables interrupts on
+        // unlock, which is sound only with them enabled on entry: the
+        // caller's duty above.
+        // SAFETY: the table is initialised (type invariant); see above.
         unsafe { raw::badblocks_clear(self.bb.get(), range.first, sectors) };
     }
 
@@ -237,8 +238,8 @@ impl BadBlocks {
     pub(crate) fn show(&self, out: &mut BufWriter<'_>) -> Result {
         const PAGE: usize = bindings::PAGE_SIZE;
         let mut page = KVec::from_elem(0u8, PAGE, GFP_KERNEL)?;
-        // SAFETY: the table is initialised (type invariant); `page` has
-        // `PAGE_SIZE` writable bytes, all the function writes.
+        // `page` has `PAGE_SIZE` writable bytes, all the function writes.
+        // SAFETY: the table is initialised (type invariant); see above.
         let len =
             unsafe { raw::badblocks_show(self.bb.get(), page.as_mut_ptr().cast::<c_char>(), 0) };
         let len = usize::try_from(len).map_err(|_| EINVAL)?.min(PAGE - 1);
@@ -271,8 +272,8 @@ impl BadBlocks {
     fn check_any(&self, sector: u64, sectors: u32) -> Option<BadRange> {
         let (mut first, mut len): (bindings::sector_t, c_int) = (0, 0);
         let sectors = c_int::try_from(sectors).unwrap_or(c_int::MAX);
-        // SAFETY: as in `check`; `sectors` is not 0 (the callers' ranges
-        // are not empty).
+        // `sectors` is not 0: the callers' ranges are not empty.
+        // SAFETY: as in `check`.
         let found =
             unsafe { raw::badblocks_check(self.bb.get(), sector, sectors, &mut first, &mut len) };
         (found != 0).then(|| BadRange {

@@ -44,9 +44,9 @@ impl<'a> Dispatch<'a> {
         hctx: *mut bindings::blk_mq_hw_ctx,
         batch: Option<&'a CompletionBatch>,
     ) -> Self {
-        // SAFETY: the caller guarantees `hctx` is live; blk-mq sets its
-        // type when it maps the queues, which it does with the queue frozen,
-        // so not while we dispatch.
+        // blk-mq sets the type when it maps the queues, which it does with
+        // the queue frozen, so not while we dispatch.
+        // SAFETY: the caller guarantees `hctx` is live; see above.
         let (flags, ty) = unsafe { ((*hctx).flags, (*hctx).type_) };
         // INVARIANT: guaranteed by the caller.
         Self {

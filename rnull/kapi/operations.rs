@@ -320,9 +320,10 @@ impl<T: Operations> OperationsVTable<T> {
         // SAFETY: `rq` is a started request of this tag set.
         let reclaimed = match unsafe { reclaim_from_timer::<T>(rq) } {
             Some(rq) => Some(rq),
-            // SAFETY: as above; blk-mq's timeout work holds a queue
-            // reference (so the hardware contexts live) and one on `rq`
-            // (so its tag is not reused meanwhile).
+            // blk-mq's timeout work holds a queue reference (so the
+            // hardware contexts live) and one on `rq` (so its tag is not
+            // reused meanwhile).
+            // SAFETY: as above.
             None => unsafe { Self::reclaim_from_poll_list(rq) },
         };
         match reclaimed {

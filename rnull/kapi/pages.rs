@@ -199,8 +199,8 @@ impl PageStore {
     /// it: free it with [`free_page_after_grace_period`].
     pub(super) fn take(&self, index: u64) -> *mut bindings::page {
         let _guard = self.lock();
-        // SAFETY: we hold `xa_lock`, which `__xa_erase` expects; a removed
-        // page is ours.
+        // A removed page is ours.
+        // SAFETY: we hold `xa_lock`, which `__xa_erase` expects.
         let old =
             unsafe { bindings::__xa_erase(self.xa.get(), index as usize) }.cast::<bindings::page>();
         if !old.is_null() {

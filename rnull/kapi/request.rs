@@ -408,9 +408,9 @@ impl<T: Operations> Request<T> {
     pub(crate) fn end_partial(self, done: u32, status: Status) {
         T::release(&self);
         let rq = self.into_raw();
-        // SAFETY: we owned the started request; ownership ends here. A
-        // partial update leaves the request started with the remaining
+        // A partial update leaves the request started with the remaining
         // bytes, which `blk_mq_end_request` then ends.
+        // SAFETY: we owned the started request; ownership ends here.
         unsafe {
             if done > 0 && done < (*rq).__data_len {
                 bindings::blk_update_request(rq, Status::OK.raw(), done);

@@ -254,9 +254,9 @@ impl<T: Operations> TagSet<T> {
         self.split.prev.store(before, Ordering::Relaxed);
         self.split.cur.store(counts.pack(), Ordering::Relaxed);
         let nr = core::ffi::c_int::try_from(total).map_err(|_| EINVAL)?;
-        // SAFETY: the set is allocated; blk-mq serialises with its own users
-        // (`tag_list_lock`, queue freezing), and its one disk is prepared
-        // (caller).
+        // blk-mq serialises with its own users (`tag_list_lock`, queue
+        // freezing), and the set's one disk is prepared (caller).
+        // SAFETY: the set is allocated; see above.
         let now = unsafe {
             bindings::blk_mq_update_nr_hw_queues(raw, nr);
             (*raw).nr_hw_queues

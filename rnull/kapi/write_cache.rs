@@ -100,9 +100,9 @@ impl WriteCache {
                     if page.is_null() {
                         page = store.lookup(index);
                     }
-                    // SAFETY: `io` is mapped for `len` bytes (`walk`); a
-                    // found page stays alive under the lock (module docs),
-                    // and `off + len` stays within it.
+                    // A found page stays alive under the lock (module
+                    // docs), and `off + len` stays within it.
+                    // SAFETY: `io` is mapped for `len` bytes (`walk`).
                     unsafe { copy(io, page, off, len, false) };
                 }
                 Access::WriteFua => {
@@ -294,9 +294,9 @@ unsafe fn copy(io: *mut u8, page: *mut bindings::page, off: usize, len: usize, t
         }
         return;
     }
-    // SAFETY: the page is live and the range within it (caller); C's
-    // memcpy, as `PageStore`'s copies, since overlapping requests may race
-    // on the bytes.
+    // C's memcpy, as `PageStore`'s copies, since overlapping requests may
+    // race on the bytes.
+    // SAFETY: the page is live and the range within it (caller).
     unsafe {
         let mem = bindings::kmap_local_page(page).cast::<u8>().add(off);
         let (to, from) = if to_page { (mem, io) } else { (io, mem) };
