@@ -54,7 +54,13 @@ fi
 		printf "export %s='%s'\n" "${line%%=*}" "${line#*=}"
 	done <<<"$env_lines"
 } >"$jobroot/job/env"
-(cd "$jobroot" && find job | cpio -o -H newc --quiet | gzip -1) >"$jobroot/job.cpio.gz"
+# The same bytes on every boot (no host times or inode numbers), as the
+# base archive (scripts/initramfs.sh): the guest unpacks both on virtual
+# time, and on several vCPUs a few instructions more or less there change
+# the order in which the vCPUs take turns for the rest of the run.
+find "$jobroot/job" -exec touch -h -d @0 {} +
+(cd "$jobroot" && find job | LC_ALL=C sort | cpio -o -H newc --quiet --reproducible |
+	gzip -n -1) >"$jobroot/job.cpio.gz"
 cat "$top/out/initramfs.cpio.gz" "${extras[@]}" "$jobroot/job.cpio.gz" >"$jobroot/run.cpio.gz"
 
 # RNULL_CLOCK=virtual runs the guest on a clock derived from the number of
@@ -62,10 +68,9 @@ cat "$top/out/initramfs.cpio.gz" "${extras[@]}" "$jobroot/job.cpio.gz" >"$jobroo
 # round robin on one host thread): what it measures repeats to four digits.
 # The default, wall, is multi-threaded TCG on the host's clock.
 # On virtual time -seed (RNULL_SEED, default 1) pins the guest's random
-# numbers (RDRAND: KASLR, the kernel's pool) and a fixed RTC base its date,
-# so that a one-vCPU run repeats to fio's rounding. With several vCPUs it
-# does not: QEMU's main loop delivers timers and vCPU kicks asynchronously
-# to the vCPU thread, so the vCPUs' turns still vary from run to run.
+# numbers (RDRAND: KASLR, the kernel's pool) and a fixed RTC base its date.
+# With the same kernel and initramfs bytes a run then repeats exactly, on
+# one vCPU or several.
 case "${RNULL_CLOCK:-wall}" in
 virtual)
 	accel=tcg
