@@ -14,7 +14,7 @@
 //! | `starved_queues` | ro | queues refused below their fair share, not yet drained, idle or found by a tick holding their share |
 //! | `in_use` | ro | tags held |
 //! | `mbps` | rw | bandwidth shared by all devices in MiB/s, 0 = unlimited (`host_mbps`) |
-//! | `slow_handoffs` | ro | refused queues that got a tag 1 ms or more after being woken for one |
+//! | `slow_handoffs` | ro | refused queues that waited 1 ms or more after a tag they could use was freed |
 //!
 //! Writes are root-only (mode 0644); a bad value gives `-EINVAL`, changes
 //! nothing and logs a warning naming the file and what it accepts. A change
