@@ -266,10 +266,16 @@ def policies_verdicts(cells):
             continue
         ok = all(c["slow_handoffs_max"] <= SLOW_HANDOFFS_MAX for c in counted)
         per = ", ".join(f"{c['policy']} {c['slow_handoffs']}" for c in counted)
+        # The whole runs (fio's start and end included), where they differ.
+        runs = {c["policy"]: c.get("slow_handoffs_run") for c in counted}
+        whole = ""
+        if any(r is not None and r != c["slow_handoffs"] for c, r in zip(counted, runs.values())):
+            whole = "; whole runs: " + ", ".join(
+                f"{p} {'–' if r is None else r}" for p, r in runs.items())
         check("slow_handoffs", ok,
-              f"{SUB_LABEL.get(sub, sub)}: slow hand-offs {per} (target: at most "
-              f"{SLOW_HANDOFFS_MAX} in every run)", sub=sub,
-              counts={c["policy"]: c["slow_handoffs"] for c in counted})
+              f"{SUB_LABEL.get(sub, sub)}: slow hand-offs while I/O runs {per} (target: at most "
+              f"{SLOW_HANDOFFS_MAX} in every run){whole}", sub=sub,
+              counts={c["policy"]: c["slow_handoffs"] for c in counted}, runs=runs)
     return v
 
 
