@@ -119,7 +119,8 @@ impl HostMember {
     pub(crate) fn new(host: Arc<Host>, index: u32) -> Result<Self> {
         let queue = host.queues.get(index as usize).ok_or(EINVAL)?.0.clone();
         // Relaxed: a put that reads an older span hands the new device's
-        // bit out unexamined (rtags' `put`), and wakes every device on it.
+        // bit out unexamined (rtags' `put`), and `Host::wake_waiters`
+        // looks at every record.
         host.span.fetch_max(index as usize + 1, Ordering::Relaxed);
         Ok(Self { host, queue })
     }
@@ -238,8 +239,8 @@ impl Host {
         self.queues.get(..span).unwrap_or(&self.queues)
     }
 
-    /// Re-runs every device whose waiter bit is in `mask` (bits are shared
-    /// modulo 64, so every device on a bit is re-run).
+    /// Re-runs every device whose waiter bit is in `mask` (a device's bit
+    /// is its index: [`MAX_DEVICES`] is at most 64).
     #[inline]
     pub(crate) fn wake(&self, mask: u64) {
         // Almost always 0: keep the call off the completion path.
@@ -251,8 +252,13 @@ impl Host {
     /// The re-runs behind [`Host::wake`].
     #[cold]
     fn wake_waiters(&self, mask: u64) {
+        const { assert!(MAX_DEVICES <= u64::BITS) };
         let now = now_ns();
-        for (i, Entry(q)) in self.members().iter().enumerate() {
+        // Every record, not `members()`: a device that just joined may be
+        // refused and its bit taken by a put that read the span before
+        // the join (nothing orders the two), and its only wake-up would
+        // be lost. A bit is a record's index.
+        for (i, Entry(q)) in self.queues.iter().enumerate() {
             if q.tags.waiter_bit() & mask != 0 {
                 // Relaxed: a measurement. rtags hands a device out when it
                 // may use a free tag, so the hand-off starts here; the first

@@ -164,9 +164,14 @@ impl AttrOps for HostFile {
                 // waking the others would stamp hand-offs that never were.
                 self.host.wake(t.take_waiters());
             }
-            Field::BorrowExpiryUs => t.set_borrow_expiry_ns(
-                self.parse_in(input, params::BORROW_EXPIRY_US.range())? * 1000,
-            ),
+            Field::BorrowExpiryUs => {
+                t.set_borrow_expiry_ns(
+                    self.parse_in(input, params::BORROW_EXPIRY_US.range())? * 1000,
+                );
+                // A shorter expiry may end `borrow`'s contention, and with it
+                // the fair share a waiting device was refused at.
+                self.host.wake(t.take_waiters());
+            }
             Field::WindowSharedPct => {
                 let pct =
                     u32::try_from(self.parse_in(input, &WINDOW_SHARED_PCT)?).map_err(|_| EINVAL)?;

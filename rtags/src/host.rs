@@ -52,10 +52,13 @@
 //! that none of them has is handed out unexamined). A waiter at its limit
 //! keeps its bit: it could not use the tag, and a re-run would only refuse
 //! it again. Its own puts (a completion lowers its `in_flight`) and the
-//! puts of others after its limit rose (a tick deactivated a queue or
-//! moved the Lend limits, Borrow's contention ended: a waiter at its limit
-//! holds tags, so puts keep coming) read it again; configuration changes
-//! take every waiter ([`HostTags::take_waiters`]).
+//! puts of others read it again; so does every [`HostTags::tick`], since
+//! a limit also rises without a put (a tick deactivated a queue or moved
+//! the Lend limits, Borrow's contention ended) and the next put may be
+//! the waiter's own, a slow device's completion later. Nothing is lost
+//! without the tick (a waiter at its limit holds tags, so its own puts
+//! come), but its wait would not be bounded by the tick period.
+//! Configuration changes take every waiter ([`HostTags::take_waiters`]).
 //!
 //! Before, every put took the whole mask, and under `fair`, `borrow` and
 //! `lend` about two wake-ups in three re-ran a queue at its limit (rnull's
@@ -1362,9 +1365,14 @@ impl HostTags {
     /// limits, and under [`Policy::Window`] lays the windows out for the
     /// active queues.
     ///
-    /// Returns the waiter mask to wake, as [`Self::put`] does: non-zero
-    /// only when the windows moved, which may strand queues refused under
-    /// the old layout (see [`super::window`]).
+    /// Returns the waiter mask to wake, as [`Self::put`] does: under
+    /// [`Policy::Window`] every waiter when the windows moved, which may
+    /// strand queues refused under the old layout (see
+    /// [`super::window`]); under the other policies the waiters that may
+    /// allocate now. A limit rises without a put (a queue retired, `lend`
+    /// re-balanced, `borrow`'s contention over): a queue left waiting at
+    /// its old limit would otherwise wait for the next put of any queue,
+    /// which may be its own, a slow device's completion later.
     pub fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], now_ns: u64) -> u64 {
         let idle = self.idle_ns();
         // Relaxed: snapshot; a bit set concurrently belongs to a queue that
@@ -1416,15 +1424,25 @@ impl HostTags {
             Ordering::Relaxed,
         );
         match self.policy() {
-            Policy::Lend => {
-                self.lend_tick(queues);
-                0
-            }
             // The windows moved: hand every waiter back.
             Policy::Window if self.windows.tick(queues, self.depth(), self.waiter_mask()) => {
                 self.take_waiters()
             }
-            _ => 0,
+            Policy::Window => 0,
+            policy => {
+                if policy == Policy::Lend {
+                    self.lend_tick(queues);
+                }
+                // (K) SeqCst: pairs with (W) in `get`, as (P) does: either
+                // a refused queue's re-check after (W) sees the limits this
+                // tick raised, or the mask read below sees its bit.
+                fence(Ordering::SeqCst);
+                // Relaxed: as in `put`.
+                if self.waiters.load(Ordering::Relaxed) == 0 {
+                    return 0;
+                }
+                self.hand_off(queues, &now_ns)
+            }
         }
     }
 
@@ -1514,6 +1532,14 @@ impl HostTags {
     /// or still waiting, marks them [`BORROWER`] and the others not, and
     /// counts them.
     fn lend_borrowers<Q: AsRef<QueueTags>>(&self, queues: &[Q]) -> u32 {
+        // The mask more than the queue's WAITING flag: the flag outlives
+        // the wait (a woken queue held back by its bandwidth limit asks for
+        // no tag), and one hardware queue's tag clears it while another of
+        // the same device still waits at the limit with its bit kept. With
+        // more than 64 queues a bit is shared: the flag tells its owners
+        // apart.
+        let waiters = self.waiter_mask();
+        let exact = queues.len() <= 64;
         let mut borrowers = 0u32;
         for q in queues.iter().map(AsRef::as_ref) {
             let failures = q.failures();
@@ -1522,7 +1548,8 @@ impl HostTags {
             // A queue refused at its limit is not re-run by the puts of
             // others (it could not use their tags), so it is not refused
             // again while it waits: its waiting mark counts.
-            if q.is_active() && (failures > seen || q.is_waiting()) {
+            let waiting = waiters & q.waiter_bit() != 0 && (exact || q.is_waiting());
+            if q.is_active() && (failures > seen || waiting) {
                 q.set_flags(BORROWER);
                 borrowers = borrowers.saturating_add(1);
             } else {
@@ -1786,6 +1813,32 @@ mod tests {
             h.put(&q1, t, &qs, 10);
         }
         assert_eq!((h.in_use(), h.waiter_mask()), (0, 0));
+    }
+
+    #[test]
+    fn tick_hands_off_a_waiter_whose_limit_rose() {
+        // Fair, 8 tags: q1 is refused at its share of 4 while q0 holds a
+        // tag, which q0's put cannot hand to q1 (still at its share).
+        // The tick that retires the idle q0 raises q1's limit to 8: it
+        // hands q1 out, without waiting for a put.
+        let h = HostTags::new(8, Policy::Fair).unwrap();
+        h.set_idle_ns(0);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let qs = [&q0, &q1];
+        let t0 = take(&h, &q0, 1, 0);
+        let t1 = take(&h, &q1, 4, 0);
+        let hint = AtomicU32::new(0);
+        assert_eq!(h.get(&q1, &hint, 1), Err(Refusal::Limited));
+        assert_eq!(h.put(&q0, t0[0], &qs, 2), 0);
+        assert_eq!(h.waiter_mask(), 0b10);
+        // The first tick clears q0's busy mark, the second retires it.
+        assert_eq!(h.tick(&qs, 3), 0);
+        assert_eq!(h.tick(&qs, 4), 0b10);
+        assert_eq!((h.active_queues(), h.waiter_mask()), (1, 0));
+        for t in t1 {
+            h.put(&q1, t, &qs, 5);
+        }
+        assert_eq!(h.in_use(), 0);
     }
 
     #[test]

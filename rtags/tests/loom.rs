@@ -148,9 +148,10 @@ fn no_lost_wakeup_limited() {
 /// queue 1 frees one of its own. If queue 1 is refused, one of the two
 /// puts returns its bit (its own, which leaves it below its share; queue
 /// 0's only if it read queue 1 below its share, after queue 1's put). A
-/// hand-off that reads queue 1's count without queue 1's own decrement
-/// (say, before fence (P)) leaves the bit behind, with queue 1 below its
-/// share and tags free: the model fails.
+/// put that never hands out its own queue leaves the bit behind, with
+/// queue 1 below its share and tags free: the model fails. (Reading the
+/// limits before fence (P) does not make it fail: a put sees its own
+/// decrement in program order.)
 #[test]
 fn limited_waiter_skipped_by_others_is_not_lost() {
     bounded(3, || {
@@ -184,7 +185,9 @@ fn limited_waiter_skipped_by_others_is_not_lost() {
 /// (b''') The other side: a put never hands out a waiter that stays at its
 /// limit. Queue 1 at its share is refused; queue 0's put, racing with the
 /// refusal, leaves its bit (queue 1 still holds its share), which queue
-/// 1's own put then returns.
+/// 1's own put then returns. Queue 1 is at its share in every
+/// interleaving: what the model explores is the put racing with the
+/// refusal's bit and re-check.
 #[test]
 fn put_keeps_a_waiter_at_its_limit() {
     loom::model(|| {

@@ -342,15 +342,26 @@ pol_note() {
 # counted span: both sleeps start before it, the counts are read with the
 # shell's own `read`.
 POL_EDGE=${POL_EDGE:-0.1}
+# pol_read FILE: sets pol_v to FILE's value, read with the shell's `read`
+# (no fork) until two reads agree: `read` takes a byte at a time, each a
+# new rendering of the file, and a count that changes meanwhile could tear
+# ("9" then "10" read as "90").
+pol_read() {
+	read -r pol_v <"$1"
+	while read -r pol_again <"$1" && [ "$pol_again" != "$pol_v" ]; do
+		pol_v=$pol_again
+	done
+}
 pol_run() {
 	pr_var=$1-$2 pr_round=$3
 	shift 3
-	read -r pr_h0 <$H/slow_handoffs
+	pol_read "$H/slow_handoffs"
+	pr_h0=$pol_v
 	run policies "$pr_var" rnull "$pr_round" "$@" &
 	pr_pid=$!
 	# The first tag is fio's: the load's own I/O (the partition scan) is
 	# over when `load` returns.
-	while read -r pr_u <$H/in_use && [ "$pr_u" = 0 ]; do
+	while pol_read "$H/in_use" && [ "$pol_v" = 0 ]; do
 		kill -0 "$pr_pid" 2>/dev/null || break
 		sleep 0.01
 	done
@@ -360,11 +371,14 @@ pol_run() {
 	sleep "$pr_span" &
 	pr_to=$!
 	wait "$pr_from"
-	read -r pr_h1 <$H/slow_handoffs
+	pol_read "$H/slow_handoffs"
+	pr_h1=$pol_v
 	wait "$pr_to"
-	read -r pr_h2 <$H/slow_handoffs
+	pol_read "$H/slow_handoffs"
+	pr_h2=$pol_v
 	wait "$pr_pid"
-	read -r pr_h3 <$H/slow_handoffs
+	pol_read "$H/slow_handoffs"
+	pr_h3=$pol_v
 	pr_n=$((pr_h2 - pr_h1)) pr_all=$((pr_h3 - pr_h0))
 	echo "$pr_n" >"$R/policies/$pr_var/rnull/r$pr_round.handoffs"
 	echo "$pr_all" >"$R/policies/$pr_var/rnull/r$pr_round.handoffs_run"
