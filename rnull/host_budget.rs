@@ -11,7 +11,8 @@
 //! restarts the queues that were refused and may use it (rtags hands each
 //! waiting queue out once per waiting episode, and only when it is below its
 //! policy limit with a tag free: a queue at its limit is left waiting for a
-//! put that lowers its count or raises its limit). A plain re-run could miss
+//! put that lowers its count, or for the put or tick after its limit rose).
+//! A plain re-run could miss
 //! a refused request that blk-mq had not yet put back on `hctx->dispatch`,
 //! leaving it to blk-mq's 3 ms delayed run; the restart protocol in
 //! `kapi::wake` cannot.
