@@ -169,6 +169,9 @@ impl Operations for RNullOps {
         // below.
         let limited = throttle::any_limited();
         if limited && dev.bandwidth().is_some_and(|b| b.backlogged()) {
+            if let Some(host) = &dev.host {
+                host.note_throttled();
+            }
             return Err(rq.refuse(Status::RESOURCE));
         }
         if let Some(host) = &dev.host {

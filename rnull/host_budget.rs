@@ -8,12 +8,24 @@
 //! from, and smaller than, blk-mq's own tags, so the policy is what binds. A
 //! request the policy refuses goes back to blk-mq with
 //! `BLK_STS_DEV_RESOURCE` (no delayed re-run); the completion that frees a tag
-//! restarts the queues that were refused (rtags hands each waiting queue out
-//! once per waiting episode). A plain re-run could miss a refused request
-//! that blk-mq had not yet put back on `hctx->dispatch`, leaving it to
-//! blk-mq's 3 ms delayed run; the restart protocol in `kapi::wake` cannot.
-//! [`Host::slow_handoffs`] counts the hand-offs that took 1 ms or more
-//! anyway, so benchmarks can show it stays at zero.
+//! restarts the queues that were refused and may use it (rtags hands each
+//! waiting queue out once per waiting episode, and only when it is below its
+//! policy limit with a tag free: a queue at its limit is left waiting for a
+//! put that lowers its count, or for the put or tick after its limit rose).
+//! A plain re-run could miss
+//! a refused request that blk-mq had not yet put back on `hctx->dispatch`,
+//! leaving it to blk-mq's 3 ms delayed run; the restart protocol in
+//! `kapi::wake` cannot.
+//!
+//! [`Host::slow_handoffs`] counts the refused devices that waited 1 ms or
+//! more after a tag they could use was freed: the wait starts when a put
+//! hands the device out (which rtags does only for a tag it may use) and
+//! ends at its next tag, or at its next request held back by its bandwidth
+//! limit (it ran; what it then waits for is bandwidth, which blk-mq's delayed
+//! run retries). A refusal in between starts a new wait. Benchmarks show it
+//! stays at zero while I/O runs; the re-run is blk-mq's kblockd work, which
+//! waits like any other for a CPU (see the README, "Tag policies on the
+//! maintainers' scenarios").
 //!
 //! The allocator and the policies are rtags' `host` module ([`HostTags`]);
 //! this module wires them into the driver: one [`QueueTags`] per device,
@@ -35,7 +47,7 @@ use crate::{
     },
     throttle::Throttle,
 };
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use kernel::{prelude::*, sync::Arc};
 
 /// A hand-off slower than this is counted in [`Host::slow_handoffs`].
@@ -62,6 +74,10 @@ pub(crate) struct Host {
     /// before continues its record (its counters, and its active mark
     /// until the tick retires it).
     queues: KVec<Entry>,
+    /// One more than the highest index a device joined with: the records
+    /// a waiter can be in, which rtags' hand-off and the wake-ups walk
+    /// (the others are idle).
+    span: AtomicUsize,
     /// Re-runs a device's queues when a tag it waits for comes back.
     pub(crate) waker: Arc<QueueWaker>,
     /// Hand-offs that took [`SLOW_HANDOFF_NS`] or more.
@@ -103,6 +119,10 @@ impl HostMember {
     /// Device `index`'s place in `host`.
     pub(crate) fn new(host: Arc<Host>, index: u32) -> Result<Self> {
         let queue = host.queues.get(index as usize).ok_or(EINVAL)?.0.clone();
+        // Relaxed: a put that reads an older span hands the new device's
+        // bit out unexamined (rtags' `put`), and `Host::wake_waiters`
+        // looks at every record.
+        host.span.fetch_max(index as usize + 1, Ordering::Relaxed);
         Ok(Self { host, queue })
     }
 
@@ -128,15 +148,18 @@ impl HostMember {
         }
     }
 
-    /// Gives `tag` back and re-runs the devices that waited for one.
+    /// Gives `tag` back and re-runs the devices that waited for one they
+    /// may use (rtags hands out only those; the clock is read only for
+    /// `borrow`'s contention, when a device waits).
     #[inline]
     pub(crate) fn put(&self, tag: u32) {
-        let waiters = self.host.tags.put(&self.queue.tags, tag);
-        self.host.wake(waiters);
+        let host = &self.host;
+        let waiters = host.tags.put(&self.queue.tags, tag, host.members(), now_ns);
+        host.wake(waiters);
     }
 
-    /// The device was refused a tag: a wake before this one was not a tag
-    /// it could use. (A wake between the refusal in rtags and this store
+    /// The device was refused a tag: a wait for a tag it may use starts at
+    /// the next wake. (A wake between the refusal in rtags and this store
     /// is not measured.)
     #[cold]
     fn note_refused(&self) {
@@ -149,6 +172,19 @@ impl HostMember {
     fn note_granted(&self) {
         // Relaxed: a measurement; almost always `NOT_WAITING`.
         if self.queue.woken_at.load(Ordering::Relaxed) != NOT_WAITING {
+            self.host.end_handoff(&self.queue.woken_at);
+        }
+    }
+
+    /// A request of the device was held back by its bandwidth limit before
+    /// it asked for a tag. If the device had been woken, its hand-off is
+    /// over: it ran, and what it waits for now is bandwidth (blk-mq's
+    /// delayed run retries it), not a tag it could use. A device refused
+    /// and not woken yet keeps waiting for its tag.
+    #[cold]
+    pub(crate) fn note_throttled(&self) {
+        // Relaxed: a measurement.
+        if self.queue.woken_at.load(Ordering::Relaxed) > REFUSED {
             self.host.end_handoff(&self.queue.woken_at);
         }
     }
@@ -187,6 +223,7 @@ impl Host {
             Self {
                 tags,
                 queues,
+                span: AtomicUsize::new(0),
                 waker,
                 slow_handoffs: AtomicU64::new(0),
                 link,
@@ -195,8 +232,16 @@ impl Host {
         )?))
     }
 
-    /// Re-runs every device whose waiter bit is in `mask` (bits are shared
-    /// modulo 64, so every device on a bit is re-run).
+    /// The records of the devices that joined (and of the indexes below
+    /// theirs): rtags' queues for its hand-off.
+    fn members(&self) -> &[Entry] {
+        // Relaxed: see `HostMember::new`.
+        let span = self.span.load(Ordering::Relaxed);
+        self.queues.get(..span).unwrap_or(&self.queues)
+    }
+
+    /// Re-runs every device whose waiter bit is in `mask` (a device's bit
+    /// is its index: [`MAX_DEVICES`] is at most 64).
     #[inline]
     pub(crate) fn wake(&self, mask: u64) {
         // Almost always 0: keep the call off the completion path.
@@ -208,11 +253,18 @@ impl Host {
     /// The re-runs behind [`Host::wake`].
     #[cold]
     fn wake_waiters(&self, mask: u64) {
+        const { assert!(MAX_DEVICES <= u64::BITS) };
         let now = now_ns();
+        // Every record, not `members()`: a device that just joined may be
+        // refused and its bit taken by a put that read the span before
+        // the join (nothing orders the two), and its only wake-up would
+        // be lost. A bit is a record's index.
         for (i, Entry(q)) in self.queues.iter().enumerate() {
             if q.tags.waiter_bit() & mask != 0 {
-                // Relaxed: a measurement. The first wake after a refusal
-                // counts; a later refusal starts a new episode.
+                // Relaxed: a measurement. rtags hands a device out when it
+                // may use a free tag, so the hand-off starts here; the first
+                // wake after a refusal counts, a later refusal starts a new
+                // episode.
                 let _ = q.woken_at.compare_exchange(
                     REFUSED,
                     now.max(REFUSED + 1),
@@ -233,8 +285,9 @@ impl Host {
         }
     }
 
-    /// Refused queues that got a tag 1 ms or more after they were woken for
-    /// one they could use (see the module documentation).
+    /// Refused queues that got a tag (or ran into their bandwidth limit)
+    /// 1 ms or more after a tag they could use was freed (see the module
+    /// documentation).
     pub(crate) fn slow_handoffs(&self) -> u64 {
         self.slow_handoffs.load(Ordering::Relaxed)
     }

@@ -14,7 +14,7 @@
 //! | `starved_queues` | ro | queues refused below their fair share, not yet drained, idle or found by a tick holding their share |
 //! | `in_use` | ro | tags held |
 //! | `mbps` | rw | bandwidth shared by all devices in MiB/s, 0 = unlimited (`host_mbps`) |
-//! | `slow_handoffs` | ro | refused queues that got a tag 1 ms or more after being woken for one |
+//! | `slow_handoffs` | ro | refused queues that waited 1 ms or more after a tag they could use was freed |
 //!
 //! Writes are root-only (mode 0644); a bad value gives `-EINVAL`, changes
 //! nothing and logs a warning naming the file and what it accepts. A change
@@ -164,9 +164,14 @@ impl AttrOps for HostFile {
                 // waking the others would stamp hand-offs that never were.
                 self.host.wake(t.take_waiters());
             }
-            Field::BorrowExpiryUs => t.set_borrow_expiry_ns(
-                self.parse_in(input, params::BORROW_EXPIRY_US.range())? * 1000,
-            ),
+            Field::BorrowExpiryUs => {
+                t.set_borrow_expiry_ns(
+                    self.parse_in(input, params::BORROW_EXPIRY_US.range())? * 1000,
+                );
+                // A shorter expiry may end `borrow`'s contention, and with it
+                // the fair share a waiting device was refused at.
+                self.host.wake(t.take_waiters());
+            }
             Field::WindowSharedPct => {
                 let pct =
                     u32::try_from(self.parse_in(input, &WINDOW_SHARED_PCT)?).map_err(|_| EINVAL)?;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The host tag budget's sysfs files: every attribute reads back what was
 # written, bad values give EINVAL and change nothing, non-root writes are
-# refused, and without host_queue_depth there is no host directory.
+# refused, reads in small pieces see the same contents, and without
+# host_queue_depth there is no host directory.
 . "$(dirname "$0")/lib.sh"
 
 h=/sys/module/rnull/host
@@ -60,6 +61,15 @@ for ro in active_queues waiting_queues starved_queues in_use slow_handoffs; do
 	if write_attr "$h/$ro" 1; then
 		fail "read-only $ro accepted a write"
 	fi
+done
+
+# Reads at an offset or into a small buffer see the same contents: the
+# shell's `read` takes a byte at a time (the bench reads slow_handoffs so,
+# without forking), `dd bs=3` three.
+for f in policy depth slow_handoffs; do
+	read -r v <$h/$f || fail "read of $f failed"
+	expect_eq "$v" "$(cat $h/$f)" "$f by the shell's read"
+	expect_eq "$(dd if=$h/$f bs=3 2>/dev/null)" "$(cat $h/$f)" "$f by dd bs=3"
 done
 
 # Writes by an unprivileged user are refused.

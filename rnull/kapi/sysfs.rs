@@ -225,18 +225,39 @@ unsafe extern "C" fn read_callback<A: AttrOps>(
     off: bindings::loff_t,
     count: usize,
 ) -> isize {
-    if off != 0 {
-        return 0;
-    }
     // SAFETY: guaranteed by the caller.
     let entry = unsafe { entry_of::<A>(attr) };
     // SAFETY: sysfs hands us `count` writable bytes for this call.
     let out = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), count) };
-    let mut w = BufWriter::new(out);
-    match entry.ops.show(&mut w) {
-        Ok(()) => w.len() as isize,
+    let done = if off == 0 && count >= PAGE {
+        // The usual read (`cat`): the page sysfs gives holds any file.
+        let mut w = BufWriter::new(out);
+        entry.ops.show(&mut w).map(|()| w.len())
+    } else {
+        read_part(&entry.ops, out, off)
+    };
+    match done {
+        Ok(n) => n as isize,
         Err(e) => e.to_errno() as isize,
     }
+}
+
+/// Bytes a file's contents may take, as a `show` of a sysfs attribute.
+const PAGE: usize = 4096;
+
+/// A read at an offset or into less than a page (a shell's `read`, which
+/// takes a byte at a time, or `dd bs=1`): renders the whole contents into a
+/// page, then copies the part from `off`. Returns the bytes copied (0 past
+/// the end).
+fn read_part<A: AttrOps>(ops: &A, out: &mut [u8], off: bindings::loff_t) -> Result<usize> {
+    let mut page = KVec::from_elem(0u8, PAGE, GFP_KERNEL)?;
+    let mut w = BufWriter::new(&mut page);
+    ops.show(&mut w)?;
+    let len = w.len();
+    let start = usize::try_from(off).map_err(|_| EINVAL)?.min(len);
+    let n = out.len().min(len - start);
+    out[..n].copy_from_slice(&page[start..start + n]);
+    Ok(n)
 }
 
 /// # Safety

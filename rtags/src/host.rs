@@ -36,11 +36,37 @@
 //!
 //! `put`: clear the tag's bit (`Release`), decrement `in_flight` (clearing
 //! the starved mark when it reaches zero), `fence(SeqCst)` — **(P)** — then
-//! read the waiter mask and, if it is non-zero, atomically swap it to 0 and
-//! return the old value: the caller re-runs exactly those queues. (Under
-//! [`Policy::Window`] only the bits of the waiters that may allocate now
-//! are taken: see [`super::window`], which also holds that policy's
-//! layout, laid out by [`HostTags::tick`].)
+//! read the waiter mask and, if it is non-zero, take (`fetch_and`) the bits
+//! of the waiters that may allocate now and return them: the caller re-runs
+//! exactly those queues (see "Hand-off"; under [`Policy::Window`] see
+//! [`super::window`], which also holds that policy's layout, laid out by
+//! [`HostTags::tick`]).
+//!
+//! # Hand-off
+//!
+//! A put that finds waiters hands out only those that may allocate after
+//! its free: under every policy but [`Policy::Window`], none if every tag
+//! is held again (a racing `get` took the freed one: its put hands off
+//! later), else every waiter whose queue is below its policy limit, each
+//! limit read afresh after (P) (the caller passes the host's queues; a bit
+//! that none of them has is handed out unexamined). A waiter at its limit
+//! keeps its bit: it could not use the tag, and a re-run would only refuse
+//! it again. Its own puts (a completion lowers its `in_flight`) and the
+//! puts of others read it again; so does every [`HostTags::tick`], since
+//! a limit also rises without a put (a tick deactivated a queue or moved
+//! the Lend limits, Borrow's contention ended) and the next put may be
+//! the waiter's own, a slow device's completion later. Nothing is lost
+//! without the tick (a waiter at its limit holds tags, so its own puts
+//! come), but its wait would not be bounded by the tick period.
+//! Configuration changes take every waiter ([`HostTags::take_waiters`]).
+//!
+//! Before, every put took the whole mask, and under `fair`, `borrow` and
+//! `lend` about two wake-ups in three re-ran a queue at its limit (rnull's
+//! three-latencies benchmark: 70k of 110k in 2 s under `fair`): each cost
+//! a queue run, and the driver's measurement of the hand-off (the time
+//! from a wake-up to the woken queue's tag) started at a wake-up for a tag
+//! the queue could not use. Now a wake-up means that a tag the queue may
+//! use is free.
 //!
 //! # Time: read only when a decision needs it
 //!
@@ -62,10 +88,12 @@
 //! attempt, and at most once in the slow path (one reading shared by the
 //! failure time and the re-check). The first attempt uses the caller's
 //! clock directly: a lazy cache there would cost every call for the sake
-//! of refusals inside a Borrow expiry window. [`HostTags::put`] takes no
-//! time at all, and a `get` whose limit does not bind never reads the
-//! clock under `none`, `fair` and `lend`, nor under `borrow` outside an
-//! expiry window; this is tested with a clock that counts its readings.
+//! of refusals inside a Borrow expiry window. [`HostTags::put`] reads the
+//! clock at most once, only when it hands off waiters under `borrow`
+//! inside an expiry window (the contention check of a waiter's limit), and
+//! a `get` whose limit does not bind never reads the clock under `none`,
+//! `fair` and `lend`, nor under `borrow` outside an expiry window; this is
+//! tested with a clock that counts its readings.
 //! [`HostTags::tick`] takes the time as a plain `u64`: the timer that
 //! calls it reads the clock anyway.
 //!
@@ -98,8 +126,8 @@
 //! again still loses the fair share one window after its first drain, and
 //! is then refused once, which opens the next window.
 //!
-//! `put` has no clock: the drain stores the marker `DRAINED` (later than
-//! any stamp, so that a refusal's `fetch_max` leaves it in place) before
+//! The drain reads no clock (a `put` reads one only to hand off a
+//! waiter): it stores the marker `DRAINED` (later than any stamp, so that a refusal's `fetch_max` leaves it in place) before
 //! it decrements the starved count (see "Counters"), and the next
 //! [`HostTags::tick`] replaces it with its time. The window thus starts
 //! at most one tick period after the drain: the fair share lasts from the
@@ -123,7 +151,7 @@
 //! | | atomic RMWs | fences | loads | stores | clock reads | x86-64 instructions |
 //! | --- | --- | --- | --- | --- | --- | --- |
 //! | `get` | 2: bitmap `fetch_or` (`lock bts`), `in_flight` `fetch_add` | 0 | 5: queue flags, `in_flight`, limit cache, hint, bitmap word and its valid mask (one line) | 0 | 0 | 25 |
-//! | `put` | 2: bitmap `fetch_and` (`lock btr`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 | 17 (21 when `in_flight` drops to 0) |
+//! | `put` | 2: bitmap `fetch_and` (`lock btr`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 | 18 (22 when `in_flight` drops to 0) |
 //!
 //! The instruction counts are those of the inlined code of a userspace
 //! build of these files (opt-level 2, overflow checks on, as in the kernel
@@ -131,7 +159,10 @@
 //! these files, per get+put): depth 1024, one queue, 1 to 4 hints, 1 or
 //! 32 tags in flight, `none`, `fair`, `borrow` and `lend` alike: 41 (46
 //! with one tag in flight; the harness's own empty-slot test shares `put`'s
-//! range compare).
+//! range compare). `put`'s count includes keeping the host's queues and
+//! the clock across the fence, for its out-of-line hand-off (one
+//! instruction: a get+put loop under callgrind, `fair`, one queue, takes 56
+//! an iteration).
 //!
 //! No policy is evaluated and neither the depth nor the policy is read:
 //! the limit cache's bound stands for all of them (the lines it reads are
@@ -245,29 +276,45 @@
 //!   took it first, in which case that CPU's own later put is, by the
 //!   same rule, ordered after (W) and falls into the next case;
 //! * if (W) comes first, the putter's mask read (after (P)) sees the
-//!   waiter's bit (or a later value: another putter's swap to 0, in which
-//!   case *that* putter returned the bit).
+//!   waiter's bit (or a later value: another putter's `fetch_and`, in
+//!   which case *that* putter returned the bit).
 //!
 //! More precisely: when the re-check fails with `Exhausted`, every word it
 //! scanned was full, and each of those bits is cleared later (in the
 //! word's modification order) by some `put`; such a put's fence cannot
 //! precede (W) (else the re-check would have seen the clear), so its mask
-//! read sees the bit. When it fails with `Limited`, the queue itself holds
-//! `in_flight >= limit >= 1` tags and the decrement of one of them is such
-//! a later put. Hence: **a refused queue's bit is always returned by some
-//! later put, or its re-check succeeds.** The argument holds whatever depth,
-//! policy and time the re-check uses (it only relies on what the re-check
-//! read after (W)), so the lazy clock does not affect it; neither does
-//! idle detection, since `put` writes nothing but the bitmap word,
-//! `in_flight` (and the starved mark, its count and the drain marker)
-//! before (P).
+//! read sees the bit, and after (P) it reads its own free and the waiter's
+//! `in_flight` and limit. When it fails with `Limited`, the queue itself
+//! holds `in_flight >= limit >= 1` tags and the decrement of one of them is
+//! such a later put, which reads the decrement (its own).
 //!
-//! Handing out the mask with `swap(0)` means each waiting queue is re-run
-//! once per *waiting episode* (a refusal sets the bit again), never once
-//! per freed tag, so completions do not cause re-run storms. The cheap
-//! `load` before the swap keeps the mask's cache line clean when nobody
-//! waits. `fetch_or` (an RMW, not load-then-store) is used by waiters so
-//! that a concurrent swap cannot erase a freshly set bit.
+//! Seeing the bit, the put takes it if the waiter may allocate (see
+//! "Hand-off"). If it does not, either every tag is held again (a `get`
+//! took the freed one after the re-check read its word: that tag's put
+//! follows (W) in turn, and the argument repeats), or the waiter is at its
+//! limit as the put reads it: it holds tags, each freed by a put of its own
+//! that follows (W) (the decrement comes after the re-check's reading of
+//! `in_flight`) and reads its `in_flight` one lower; by its last tag at the
+//! latest, `0 < limit`. Hence: **a refused queue's bit is returned by a
+//! later put that finds it below its limit with a tag free (at the latest,
+//! one of its own puts or the put of a tag it may use), or its re-check
+//! succeeds.** A limit that rises meanwhile (a tick, Borrow's contention
+//! ending) only lets an earlier put take the bit. The argument holds
+//! whatever depth, policy and time the re-check and the put use (it only
+//! relies on what they read after their fences), so the lazy clock does
+//! not affect it; neither does idle detection, since `put` writes nothing
+//! but the bitmap word, `in_flight` (and the starved mark, its count and
+//! the drain marker) before (P). The
+//! loom models `no_lost_wakeup_limited`,
+//! `limited_waiter_skipped_by_others_is_not_lost` and
+//! `put_keeps_a_waiter_at_its_limit` check both sides.
+//!
+//! Handing out bits with an RMW means each waiting queue is re-run once
+//! per *waiting episode* (a refusal sets the bit again), never once per
+//! freed tag, so completions do not cause re-run storms. The cheap `load`
+//! before the RMW keeps the mask's cache line clean when nobody waits.
+//! `fetch_or` (an RMW, not load-then-store) is used by waiters so that a
+//! concurrent hand-off cannot erase a freshly set bit.
 //!
 //! Under [`Policy::Window`] a put hands out only the bits of the waiters
 //! that may allocate, and the layout that decides it can move: the
@@ -1038,7 +1085,7 @@ impl HostTags {
         let now = LazyNow::new(clock);
         q.set_flags(WAITING);
         // Relaxed: ordered before the re-check by fence (W); an RMW so that
-        // a putter's concurrent swap(0) cannot erase it.
+        // a putter's concurrent hand-off (`fetch_and`) cannot erase it.
         self.waiters.fetch_or(q.waiter_bit(), Ordering::Relaxed);
         // Contention (Borrow) means "a queue was denied its fair share": it
         // found no free tag while it held less than its fair share. A queue
@@ -1153,15 +1200,26 @@ impl HostTags {
     /// Frees `tag` held by queue `q` and returns the waiter mask to wake.
     ///
     /// The returned mask (bit `index % 64` per queue) has been atomically
-    /// taken (reset to 0): the caller must re-run every queue whose bit is
-    /// set (a bit may stand for several queues whose indexes collide modulo
-    /// 64: re-run them all). Under [`Policy::Window`] only the bits of the
-    /// queues that may allocate now are taken (see [`super::window`],
-    /// "Hand-off"). A bogus or double free of a tag that is not held is
-    /// ignored and returns 0. No time is needed: idle detection counts held
-    /// tags as activity (see the module docs).
+    /// taken from the waiter mask: the caller must re-run every queue whose
+    /// bit is set (a bit may stand for several queues whose indexes collide
+    /// modulo 64: re-run them all). Only the bits of the waiters that may
+    /// allocate now are taken (see "Hand-off" in the module docs); the
+    /// others keep theirs until a later put (or [`Self::tick`], or
+    /// [`Self::take_waiters`]) finds that they may. `queues` are the queues
+    /// of this host, as [`Self::tick`] takes them (a waiter's bit that no
+    /// queue in `queues` has is handed out unexamined; only a put that
+    /// finds waiters looks at them). `clock` is read at most once, and
+    /// only to hand off waiters under [`Policy::Borrow`] inside an expiry
+    /// window (see "Time" in the module docs). A bogus or double free of a
+    /// tag that is not held is ignored and returns 0.
     #[inline]
-    pub fn put(&self, q: &QueueTags, tag: u32) -> u64 {
+    pub fn put<Q: AsRef<QueueTags>, C: Clock>(
+        &self,
+        q: &QueueTags,
+        tag: u32,
+        queues: &[Q],
+        clock: C,
+    ) -> u64 {
         if !self.bitmap.put(tag) {
             return 0;
         }
@@ -1179,33 +1237,70 @@ impl HostTags {
         if self.waiters.load(Ordering::Relaxed) == 0 {
             return 0;
         }
-        self.hand_off()
+        self.hand_off(queues, &clock)
     }
 
-    /// [`Self::put`] found waiters: takes the bits of those to re-run
-    /// (after (P)). Out of line and without the freed tag, so that `put`
-    /// costs the same under every policy: under [`Policy::Window`] the
-    /// waiters that may allocate now (see [`super::window`], "Hand-off"),
-    /// else all of them.
+    /// [`Self::put`] found waiters: takes the bits of those that may
+    /// allocate now (after (P)), see "Hand-off" in the module docs. Out of
+    /// line and without the freed tag, so that `put` costs the same under
+    /// every policy until it finds waiters.
     #[cold]
     #[inline(never)]
-    fn hand_off(&self) -> u64 {
-        if self.policy() == Policy::Window {
-            // Relaxed: ordered after (P), as the load in `put`.
-            let waiters = self.waiters.load(Ordering::Relaxed);
-            match self.windows.hand_off(&self.bitmap, self.depth(), waiters) {
-                HandOff::All => {}
-                HandOff::Only(0) => return 0,
-                // Relaxed: the RMW alone returns each bit once; the other
-                // waiters keep theirs for a tag they can use.
-                HandOff::Only(bits) => {
-                    return self.waiters.fetch_and(!bits, Ordering::Relaxed) & bits
+    fn hand_off<Q: AsRef<QueueTags>, C: Clock>(&self, queues: &[Q], clock: &C) -> u64 {
+        // Relaxed: ordered after (P), as the load in `put`.
+        let waiters = self.waiters.load(Ordering::Relaxed);
+        let depth = self.depth();
+        let bits = match self.policy() {
+            Policy::Window => match self.windows.hand_off(&self.bitmap, depth, waiters) {
+                HandOff::All => waiters,
+                HandOff::Only(bits) => bits,
+            },
+            policy => self.unlimited_waiters(waiters, queues, depth, policy, clock),
+        };
+        if bits == 0 {
+            return 0;
+        }
+        // Relaxed: the RMW alone returns each bit once (a bit set after our
+        // load belongs to a waiter whose re-check follows (P): see "Why no
+        // wake-up is lost"); the caller's queue re-run does its own locking.
+        self.waiters.fetch_and(!bits, Ordering::Relaxed) & bits
+    }
+
+    /// The bits of `waiters` whose queues may allocate now under `policy`
+    /// (not [`Policy::Window`]): none if every tag is held (the freed one
+    /// was taken again, and its taker's put hands off later), else those
+    /// with a queue below its policy limit, each limit read afresh (after
+    /// (P)), and the bits that no queue of `queues` has (they cannot be
+    /// examined). The clock is read only by Borrow's contention check
+    /// inside an expiry window, once for all the waiters.
+    fn unlimited_waiters<Q: AsRef<QueueTags>, C: Clock>(
+        &self,
+        waiters: u64,
+        queues: &[Q],
+        depth: u32,
+        policy: Policy,
+        clock: &C,
+    ) -> u64 {
+        if !self.bitmap.has_free_in_range(0, depth) {
+            return 0;
+        }
+        let now = LazyNow::new(clock);
+        let mut wake = 0u64;
+        let mut seen = 0u64;
+        for q in queues.iter().map(AsRef::as_ref) {
+            let bit = q.waiter_bit();
+            if waiters & bit == 0 || wake & bit != 0 {
+                continue;
+            }
+            seen |= bit;
+            if !self.limited(q, depth, policy, &now) {
+                wake |= bit;
+                if wake == waiters {
+                    break;
                 }
             }
         }
-        // Relaxed: the RMW alone guarantees each set bit is returned by
-        // exactly one RMW; the caller's queue re-run does its own locking.
-        self.waiters.swap(0, Ordering::Relaxed)
+        wake | (waiters & !seen)
     }
 
     /// [`Self::put`]'s `in_flight` decrement from `prev` 0 (a tag put
@@ -1233,7 +1328,7 @@ impl HostTags {
     /// A starved queue drained to zero (or holds its fair share, see
     /// `tick_starved`): no longer starved, and with a non-zero expiry the
     /// host stays contended for that long after the drain (see "Borrow's
-    /// contention" in the module docs). `put` has no clock: the drain
+    /// contention" in the module docs). The drain reads no clock: it
     /// stores [`DRAINED`], which the next tick turns into its time.
     #[cold]
     #[inline(never)]
@@ -1270,9 +1365,14 @@ impl HostTags {
     /// limits, and under [`Policy::Window`] lays the windows out for the
     /// active queues.
     ///
-    /// Returns the waiter mask to wake, as [`Self::put`] does: non-zero
-    /// only when the windows moved, which may strand queues refused under
-    /// the old layout (see [`super::window`]).
+    /// Returns the waiter mask to wake, as [`Self::put`] does: under
+    /// [`Policy::Window`] every waiter when the windows moved, which may
+    /// strand queues refused under the old layout (see
+    /// [`super::window`]); under the other policies the waiters that may
+    /// allocate now. A limit rises without a put (a queue retired, `lend`
+    /// re-balanced, `borrow`'s contention over): a queue left waiting at
+    /// its old limit would otherwise wait for the next put of any queue,
+    /// which may be its own, a slow device's completion later.
     pub fn tick<Q: AsRef<QueueTags>>(&self, queues: &[Q], now_ns: u64) -> u64 {
         let idle = self.idle_ns();
         // Relaxed: snapshot; a bit set concurrently belongs to a queue that
@@ -1324,15 +1424,25 @@ impl HostTags {
             Ordering::Relaxed,
         );
         match self.policy() {
-            Policy::Lend => {
-                self.lend_tick(queues);
-                0
-            }
             // The windows moved: hand every waiter back.
             Policy::Window if self.windows.tick(queues, self.depth(), self.waiter_mask()) => {
                 self.take_waiters()
             }
-            _ => 0,
+            Policy::Window => 0,
+            policy => {
+                if policy == Policy::Lend {
+                    self.lend_tick(queues);
+                }
+                // (K) SeqCst: pairs with (W) in `get`, as (P) does: either
+                // a refused queue's re-check after (W) sees the limits this
+                // tick raised, or the mask read below sees its bit.
+                fence(Ordering::SeqCst);
+                // Relaxed: as in `put`.
+                if self.waiters.load(Ordering::Relaxed) == 0 {
+                    return 0;
+                }
+                self.hand_off(queues, &now_ns)
+            }
         }
     }
 
@@ -1368,7 +1478,9 @@ impl HostTags {
     /// refused to those that were.
     ///
     /// With `n` active queues and `fair = fair_share(depth, n)`: the
-    /// *borrowers* are the active queues refused since the last tick, the
+    /// *borrowers* are the active queues refused since the last tick or
+    /// still waiting (a queue waiting at its limit is not re-run, hence not
+    /// refused again, until it may allocate: see "Hand-off"), the
     /// *lenders* the other active queues; `step = max(fair / 4, 1)`. When
     /// someone was refused, every lender's limit drops by `step` but not
     /// below what it holds at the tick, nor below `min(LEND_RESERVE,
@@ -1416,15 +1528,28 @@ impl HostTags {
     }
 
     /// The first half of the Lend tick: finds the borrowers, the active
-    /// queues refused since the last Lend tick (their failure count moved),
-    /// marks them [`BORROWER`] and the others not, and counts them.
+    /// queues refused since the last Lend tick (their failure count moved)
+    /// or still waiting, marks them [`BORROWER`] and the others not, and
+    /// counts them.
     fn lend_borrowers<Q: AsRef<QueueTags>>(&self, queues: &[Q]) -> u32 {
+        // The mask more than the queue's WAITING flag: the flag outlives
+        // the wait (a woken queue held back by its bandwidth limit asks for
+        // no tag), and one hardware queue's tag clears it while another of
+        // the same device still waits at the limit with its bit kept. With
+        // more than 64 queues a bit is shared: the flag tells its owners
+        // apart.
+        let waiters = self.waiter_mask();
+        let exact = queues.len() <= 64;
         let mut borrowers = 0u32;
         for q in queues.iter().map(AsRef::as_ref) {
             let failures = q.failures();
             // Relaxed: only this (serialised, timer) tick uses it.
             let seen = q.failures_seen.swap(failures, Ordering::Relaxed);
-            if q.is_active() && failures > seen {
+            // A queue refused at its limit is not re-run by the puts of
+            // others (it could not use their tags), so it is not refused
+            // again while it waits: its waiting mark counts.
+            let waiting = waiters & q.waiter_bit() != 0 && (exact || q.is_waiting());
+            if q.is_active() && (failures > seen || waiting) {
                 q.set_flags(BORROWER);
                 borrowers = borrowers.saturating_add(1);
             } else {
@@ -1570,7 +1695,7 @@ mod tests {
     /// Returns `q0`'s tags.
     fn starve_q1(h: &HostTags, q0: &QueueTags, q1: &QueueTags, hint: &AtomicU32) -> Vec<u32> {
         let t = h.get(q1, hint, 0).unwrap();
-        h.put(q1, t);
+        h.put(q1, t, &[q0, q1], 0);
         let held = take(h, q0, 64, 0);
         assert_eq!(h.get(q1, hint, 10), Err(Refusal::Exhausted));
         held
@@ -1632,17 +1757,129 @@ mod tests {
         // q1 still below its share.
         t1.push(h.get(&q1, &hint, 1).unwrap());
         assert_eq!(q1.in_flight(), 21);
-        // Every put of any queue hands out the mask, once.
-        assert_eq!(h.put(&q1, t1.pop().unwrap()), 1);
-        assert_eq!(h.put(&q1, t1.pop().unwrap()), 0);
-        assert_eq!(h.waiting_queues(), 0);
-        for t in t0 {
-            assert_eq!(h.put(&q0, t), 0);
+        // q1's puts leave q0's bit: q0 still holds more than its share.
+        assert_eq!(h.put(&q1, t1.pop().unwrap(), &[&q0, &q1], 0), 0);
+        assert_eq!(h.waiting_queues(), 1);
+        // q0's own puts hand it out once it is below its share (40 held,
+        // share 32: the ninth put), once.
+        for (i, t) in t0.into_iter().enumerate() {
+            let woken = if i == 8 { 1 } else { 0 };
+            assert_eq!(h.put(&q0, t, &[&q0, &q1], 0), woken, "put {i}");
         }
+        assert_eq!(h.waiting_queues(), 0);
         for t in t1 {
-            assert_eq!(h.put(&q1, t), 0);
+            assert_eq!(h.put(&q1, t, &[&q0, &q1], 0), 0);
         }
         assert_eq!((q0.in_flight(), q1.in_flight(), h.in_use()), (0, 0, 0));
+    }
+
+    #[test]
+    fn put_hands_off_only_waiters_below_their_limit() {
+        // Fair, 16 tags, two queues: shares of 8. q0 holds 8 and is
+        // refused at its share; q1 holds 8 and is refused for want of a
+        // tag (the budget is full).
+        let h = HostTags::new(16, Policy::Fair).unwrap();
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let qs = [&q0, &q1];
+        let mut t0 = take(&h, &q0, 8, 0);
+        let mut t1 = take(&h, &q1, 8, 0);
+        let hint = AtomicU32::new(0);
+        assert_eq!(h.get(&q0, &hint, 1), Err(Refusal::Limited));
+        assert_eq!(h.get(&q1, &hint, 1), Err(Refusal::Limited));
+        assert_eq!(h.waiter_mask(), 0b11);
+        // q1's put: q1 is below its share again, q0 is not.
+        assert_eq!(h.put(&q1, t1.pop().unwrap(), &qs, 2), 0b10);
+        assert_eq!(h.waiter_mask(), 0b01);
+        // The freed tag taken again (here by q1): nobody is handed out,
+        // q0's bit waits for the taker's put.
+        t1.push(h.get(&q1, &hint, 3).unwrap());
+        assert_eq!(h.put(&q0, t0.pop().unwrap(), &qs, 4), 0b01);
+        // Limits moved by a tick or a policy switch are read by the next
+        // put: q0 refused at its share again, then `none`.
+        t0.push(h.get(&q0, &hint, 5).unwrap());
+        assert_eq!(h.get(&q0, &hint, 5), Err(Refusal::Limited));
+        assert_eq!(h.put(&q1, t1.pop().unwrap(), &qs, 6), 0);
+        h.set_policy(Policy::None);
+        assert_eq!(h.put(&q1, t1.pop().unwrap(), &qs, 7), 0b01);
+        // A bit whose queue is not in `queues` is handed out unexamined:
+        // q0 refused again under `fair`, then a put that does not show q0.
+        h.set_policy(Policy::Fair);
+        assert_eq!(h.get(&q0, &hint, 8), Err(Refusal::Limited));
+        assert_eq!(h.put(&q1, t1.pop().unwrap(), &[&q1], 9), 0b01);
+        for t in t0 {
+            h.put(&q0, t, &qs, 10);
+        }
+        for t in t1 {
+            h.put(&q1, t, &qs, 10);
+        }
+        assert_eq!((h.in_use(), h.waiter_mask()), (0, 0));
+    }
+
+    #[test]
+    fn tick_hands_off_a_waiter_whose_limit_rose() {
+        // Fair, 8 tags: q1 is refused at its share of 4 while q0 holds a
+        // tag, which q0's put cannot hand to q1 (still at its share).
+        // The tick that retires the idle q0 raises q1's limit to 8: it
+        // hands q1 out, without waiting for a put.
+        let h = HostTags::new(8, Policy::Fair).unwrap();
+        h.set_idle_ns(0);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let qs = [&q0, &q1];
+        let t0 = take(&h, &q0, 1, 0);
+        let t1 = take(&h, &q1, 4, 0);
+        let hint = AtomicU32::new(0);
+        assert_eq!(h.get(&q1, &hint, 1), Err(Refusal::Limited));
+        assert_eq!(h.put(&q0, t0[0], &qs, 2), 0);
+        assert_eq!(h.waiter_mask(), 0b10);
+        // The first tick clears q0's busy mark, the second retires it.
+        assert_eq!(h.tick(&qs, 3), 0);
+        assert_eq!(h.tick(&qs, 4), 0b10);
+        assert_eq!((h.active_queues(), h.waiter_mask()), (1, 0));
+        for t in t1 {
+            h.put(&q1, t, &qs, 5);
+        }
+        assert_eq!(h.in_use(), 0);
+    }
+
+    #[test]
+    fn put_hands_off_a_borrow_waiter_when_contention_ends() {
+        // Borrow, 8 tags, expiry 1000: q1 starves (refused with no tag
+        // while below its share), the fair share applies to q0, which is
+        // refused at it; q1 drains at 2_000.
+        let h = HostTags::new(8, Policy::Borrow).unwrap();
+        h.set_borrow_expiry_ns(1_000);
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let qs = [&q0, &q1];
+        let hint = AtomicU32::new(0);
+        let t1 = h.get(&q1, &hint, 0).unwrap();
+        h.put(&q1, t1, &qs, 0);
+        let mut t0 = take(&h, &q0, 8, 0);
+        assert_eq!(h.get(&q1, &hint, 100), Err(Refusal::Exhausted));
+        assert!(q1.is_starved());
+        let t1 = loop {
+            h.put(&q0, t0.pop().unwrap(), &qs, 200);
+            if let Ok(t) = h.get(&q1, &hint, 200) {
+                break t;
+            }
+        };
+        assert_eq!(h.get(&q0, &hint, 300), Err(Refusal::Limited));
+        // The drain's put leaves q0's bit: until the next tick starts the
+        // drain's window, and then for the window (2_000..3_000), q0 is
+        // still limited to its share, which it holds.
+        assert_eq!(h.put(&q1, t1, &qs, 2_000), 0);
+        assert_eq!(h.waiter_mask(), 0b01);
+        h.tick(&qs, 2_000);
+        let t = h.get(&q1, &hint, 2_500).unwrap();
+        assert_eq!(h.put(&q1, t, &qs, 2_500), 0, "the drain's window");
+        assert_eq!(h.waiter_mask(), 0b01);
+        // After the window the limit is the depth: the next put hands q0
+        // out although it still holds its share.
+        let t = h.get(&q1, &hint, 3_500).unwrap();
+        assert_eq!(h.put(&q1, t, &qs, 3_500), 0b01);
+        for t in t0 {
+            h.put(&q0, t, &qs, 4_000);
+        }
+        assert_eq!(h.in_use(), 0);
     }
 
     #[test]
@@ -1657,20 +1894,20 @@ mod tests {
         assert_eq!(h.get(&q1, &hint, 1), Err(Refusal::Exhausted));
         // Bits 0 and 65 % 64 = 1.
         assert_eq!(h.waiter_mask(), 0b11);
-        assert_eq!(h.put(&q1, held[0]), 0b11);
-        assert_eq!(h.put(&q1, held[1]), 0);
+        assert_eq!(h.put(&q1, held[0], &[&q0, &q1], 0), 0b11);
+        assert_eq!(h.put(&q1, held[1], &[&q0, &q1], 0), 0);
         let t = h.get(&q0, &hint, 3).unwrap();
         assert!(!q0.is_waiting());
         assert_eq!(q0.in_flight(), 1);
         // q0 drained to zero: no longer starved.
         assert!(q0.is_starved());
-        assert_eq!(h.put(&q0, t), 0);
+        assert_eq!(h.put(&q0, t, &[&q0, &q1], 0), 0);
         assert!(!q0.is_starved());
         // q1 was refused while holding its full fair share: not starved.
         assert!(!q1.is_starved());
         assert_eq!(h.starved_queues(), 0);
-        assert_eq!(h.put(&q1, held[2]), 0);
-        assert_eq!(h.put(&q1, held[3]), 0);
+        assert_eq!(h.put(&q1, held[2], &[&q0, &q1], 0), 0);
+        assert_eq!(h.put(&q1, held[3], &[&q0, &q1], 0), 0);
         assert_eq!(h.in_use(), 0);
     }
 
@@ -1680,13 +1917,13 @@ mod tests {
         let q0 = QueueTags::new(0);
         let q1 = QueueTags::new(1);
         let t = take(&h, &q0, 1, 0);
-        assert_eq!(h.put(&q0, 7), 0, "tag not held");
-        assert_eq!(h.put(&q0, 5000), 0, "tag out of range");
+        assert_eq!(h.put(&q0, 7, &[&q0, &q1], 0), 0, "tag not held");
+        assert_eq!(h.put(&q0, 5000, &[&q0, &q1], 0), 0, "tag out of range");
         assert_eq!(q0.in_flight(), 1);
         // Put through the wrong queue: q1 must not wrap around.
-        assert_eq!(h.put(&q1, t[0]), 0);
+        assert_eq!(h.put(&q1, t[0], &[&q0, &q1], 0), 0);
         assert_eq!(q1.in_flight(), 0);
-        assert_eq!(h.put(&q0, t[0]), 0, "double put");
+        assert_eq!(h.put(&q0, t[0], &[&q0, &q1], 0), 0, "double put");
     }
 
     #[test]
@@ -1696,7 +1933,7 @@ mod tests {
         let q1 = QueueTags::new(1);
         let hint = AtomicU32::new(0);
         h.get(&q1, &hint, 0).unwrap();
-        h.put(&q1, 0);
+        h.put(&q1, 0, &[&q0, &q1], 0);
         let _ = take(&h, &q0, 16, 0);
         assert_eq!(h.active_queues(), 2);
         assert_eq!(h.limit(&q1, 0), 16);
@@ -1713,7 +1950,7 @@ mod tests {
         let q1 = QueueTags::new(1);
         let hint = AtomicU32::new(0);
         let t0 = h.get(&q0, &hint, 0).unwrap();
-        assert_eq!(h.put(&q0, t0), 0);
+        assert_eq!(h.put(&q0, t0, &[&q0, &q1], 0), 0);
         assert_eq!(h.active_queues(), 1);
         // No contention: q1 may borrow everything although q0 is active.
         let mut held = take(&h, &q1, 64, 10);
@@ -1724,19 +1961,19 @@ mod tests {
         assert_eq!(h.get(&q0, &hint, 20), Err(Refusal::Exhausted));
         assert!(h.is_contended(20));
         assert_eq!(h.limit(&q1, 20), 32);
-        assert_eq!(h.put(&q1, held.pop().unwrap()), 1);
+        assert_eq!(h.put(&q1, held.pop().unwrap(), &[&q0, &q1], 30), 1);
         assert_eq!(h.get(&q1, &hint, 31), Err(Refusal::Limited));
         // q0 gets the freed tag; contention lasts while it is starved.
         let t = h.get(&q0, &hint, 32).unwrap();
         assert!(h.is_contended(1_000));
         // Drains to zero: with expiry 0 contention ends at once.
-        h.put(&q0, t);
+        h.put(&q0, t, &[&q0, &q1], 35);
         assert!(!h.is_contended(40));
         assert_eq!(h.limit(&q1, 40), 64);
 
         // With an expiry, contention also lasts expiry ns after the last
         // failure, and after the starved queue drained (from the tick after
-        // the drain: the put has no clock), even though nobody is starved
+        // the drain: the drain reads no clock), even though nobody is starved
         // any more.
         let all = [&q0, &q1];
         held.push(h.get(&q1, &hint, 45).unwrap());
@@ -1744,13 +1981,13 @@ mod tests {
         assert_eq!(h.get(&q0, &hint, 50), Err(Refusal::Exhausted));
         let t = loop {
             let freed = held.pop().unwrap();
-            h.put(&q1, freed);
+            h.put(&q1, freed, &[&q0, &q1], 60);
             if let Ok(t) = h.get(&q0, &hint, 60) {
                 break t;
             }
         };
         assert!(h.is_contended(2_000), "starved");
-        h.put(&q0, t);
+        h.put(&q0, t, &[&q0, &q1], 2_100);
         assert_eq!(h.starved_queues(), 0);
         // Until the next tick the drain's window has not started, whatever
         // the time.
@@ -1775,12 +2012,12 @@ mod tests {
         assert!(h.is_contended(4_500), "starved");
         let t = loop {
             let freed = held.pop().unwrap();
-            h.put(&q1, freed);
+            h.put(&q1, freed, &[&q0, &q1], 4_600);
             if let Ok(t) = h.get(&q0, &hint, 4_600) {
                 break t;
             }
         };
-        h.put(&q0, t);
+        h.put(&q0, t, &all, 5_200);
         h.tick(&all, 5_200);
         assert!(h.is_contended(5_200), "the drain's window");
         assert!(h.is_contended(6_199));
@@ -1803,7 +2040,7 @@ mod tests {
         // q1 gets 31 tags, one short of its share (32).
         let mut mine = Vec::new();
         for _ in 0..31 {
-            h.put(&q0, theirs.pop().unwrap());
+            h.put(&q0, theirs.pop().unwrap(), &all, 10);
             mine.push(h.get(&q1, &hint, 20).unwrap());
         }
         // Refused below its share in this period: still starved.
@@ -1814,7 +2051,7 @@ mod tests {
         assert!(q1.is_starved());
         // At its share, not refused below it since the last tick: no
         // longer starved, and the window starts.
-        h.put(&q0, theirs.pop().unwrap());
+        h.put(&q0, theirs.pop().unwrap(), &all, 2_000);
         mine.push(h.get(&q1, &hint, 2_500).unwrap());
         assert_eq!(h.get(&q1, &hint, 2_500), Err(Refusal::Limited));
         assert!(q1.is_starved(), "a refusal at its limit");
@@ -1827,18 +2064,18 @@ mod tests {
         // Refused below its share again (q0 took everything back): a tick
         // in the same period keeps the mark.
         for t in mine.drain(..) {
-            h.put(&q1, t);
+            h.put(&q1, t, &all, 3_100);
         }
         while let Ok(t) = h.get(&q0, &hint, 3_200) {
             theirs.push(t);
         }
         mine.push({
-            h.put(&q0, theirs.pop().unwrap());
+            h.put(&q0, theirs.pop().unwrap(), &all, 3_200);
             h.get(&q1, &hint, 3_300).unwrap()
         });
         assert_eq!(h.get(&q1, &hint, 3_300), Err(Refusal::Exhausted));
         while q1.in_flight() < 32 {
-            h.put(&q0, theirs.pop().unwrap());
+            h.put(&q0, theirs.pop().unwrap(), &all, 3_300);
             mine.push(h.get(&q1, &hint, 3_400).unwrap());
         }
         h.tick(&all, 4_000);
@@ -1846,10 +2083,10 @@ mod tests {
         h.tick(&all, 5_000);
         assert!(!q1.is_starved());
         for t in mine {
-            h.put(&q1, t);
+            h.put(&q1, t, &all, 5_000);
         }
         for t in theirs {
-            h.put(&q0, t);
+            h.put(&q0, t, &all, 5_000);
         }
     }
 
@@ -1865,7 +2102,7 @@ mod tests {
         // q0 holds a tag throughout; q1 does one I/O.
         let t0 = h.get(&q0, &hint, 0).unwrap();
         let t1 = h.get(&q1, &hint, 0).unwrap();
-        h.put(&q1, t1);
+        h.put(&q1, t1, &[&q0, &q1, &q2], 0);
         assert!(q0.is_busy() && q1.is_busy() && !q2.is_busy());
         // The tick turns the flag into time and clears it, except for a
         // queue holding tags (its put does not mark it).
@@ -1888,7 +2125,7 @@ mod tests {
         h.set_idle_ns(0);
         let t1 = h.get(&q1, &hint, 999).unwrap();
         assert_eq!(h.active_queues(), 2, "re-activated by its next get");
-        h.put(&q1, t1);
+        h.put(&q1, t1, &[&q0, &q1, &q2], 0);
         h.tick(&all, 1_000);
         assert!(q1.is_active());
         h.tick(&all, 1_000);
@@ -1897,7 +2134,7 @@ mod tests {
         // The put of a tag held across ticks: the tick after the put still
         // counts the queue as busy, so the idle time starts there.
         h.set_idle_ns(100);
-        h.put(&q0, t0);
+        h.put(&q0, t0, &[&q0, &q1, &q2], 0);
         h.tick(&all, 1_010);
         assert_eq!(q0.last_active_ns(), 1_010);
         h.tick(&all, 1_100);
@@ -1917,13 +2154,13 @@ mod tests {
         assert_eq!(h.active_queues(), 2);
         // Its bit is handed out by a put; then idleness deactivates it and
         // clears its starved and waiting marks.
-        assert_eq!(h.put(&q0, rest.pop().unwrap()), 0b100);
+        assert_eq!(h.put(&q0, rest.pop().unwrap(), &[&q0, &q1, &q2], 0), 0b100);
         h.tick(&all, 20_000);
         assert!(!q2.is_active() && !q2.is_starved() && !q2.is_waiting());
         assert_eq!(h.starved_queues(), 0);
         assert_eq!(h.active_queues(), 1);
         for t in rest {
-            h.put(&q0, t);
+            h.put(&q0, t, &[&q0, &q1, &q2], 0);
         }
         h.tick(&all, 40_000);
         assert_eq!(h.active_queues(), 1, "q0 held tags at the last tick");
@@ -2020,7 +2257,7 @@ mod tests {
                 // Uncounted setup: the Lend limits exist after two ticks.
                 for (q, hint) in qs.iter().zip(&hints) {
                     let t = h.get(q, hint, 0).unwrap();
-                    h.put(q, t);
+                    h.put(q, t, &qs, 0);
                 }
                 h.tick(&qs, 1);
                 h.tick(&qs, 2);
@@ -2033,7 +2270,7 @@ mod tests {
                     }
                     if round % 3 == 2 {
                         for (t, q) in held.drain(..) {
-                            assert_eq!(h.put(q, t), 0);
+                            assert_eq!(h.put(q, t, &qs, &clock), 0);
                         }
                     }
                     if round % 50 == 0 {
@@ -2049,7 +2286,7 @@ mod tests {
                     "{policy:?} expiry {expiry}: fast path"
                 );
                 for (t, q) in held.drain(..) {
-                    h.put(q, t);
+                    h.put(q, t, &qs, 0);
                 }
                 // Slow path: q1 is refused while below its fair share (the
                 // budget is exhausted by q0 under `none`): the failure time
@@ -2065,7 +2302,7 @@ mod tests {
                     "{policy:?} expiry {expiry}: slow path"
                 );
                 for t in all {
-                    h.put(&qs[0], t);
+                    h.put(&qs[0], t, &qs, 0);
                 }
             }
         }
@@ -2086,9 +2323,13 @@ mod tests {
         clock.now.set(1_000);
         assert_eq!(h.get(&q1, &hint, &clock), Err(Refusal::Exhausted));
         assert_eq!(clock.take_reads(), 1);
+        // q1 is handed out by these puts without a clock read: starved, it
+        // keeps the host contended without one.
         for t in held {
-            h.put(&q0, t);
+            h.put(&q0, t, &[&q0, &q1], &clock);
         }
+        assert_eq!(h.waiting_queues(), 0);
+        assert_eq!(clock.take_reads(), 0);
         // Starved: contended without a clock read.
         let t = h.get(&q1, &hint, &clock).unwrap();
         assert!(h.is_contended(&clock));
@@ -2096,7 +2337,7 @@ mod tests {
         // q1 drains: no longer starved, and its put reads no clock; until
         // the next tick starts the drain's window, a check needs none
         // either (q0 is refused at its share: not starved).
-        h.put(&q1, t);
+        h.put(&q1, t, &[&q0, &q1], &clock);
         assert_eq!(h.starved_queues(), 0);
         let mut held = take(&h, &q0, 4, 1_500);
         assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
@@ -2108,6 +2349,13 @@ mod tests {
         clock.now.set(1_500);
         assert_eq!(h.get(&q0, &hint, &clock), Err(Refusal::Limited));
         assert_eq!(clock.take_reads(), 2);
+        // A put that finds q0 waiting inside the window reads the clock
+        // once, for its hand-off: q0 is below its share again.
+        clock.now.set(1_600);
+        let t = held.pop().unwrap();
+        assert_eq!(h.put(&q0, t, &[&q0, &q1], &clock), 1);
+        assert_eq!(clock.take_reads(), 1);
+        held.push(h.get(&q0, &hint, 1_600).unwrap());
         clock.now.set(2_499);
         assert_eq!(h.limit(&q0, &clock), 4);
         assert_eq!(clock.take_reads(), 1);
@@ -2123,7 +2371,7 @@ mod tests {
         assert_eq!(h.limit(&q0, &clock), 8);
         assert_eq!(clock.take_reads(), 0);
         for t in held {
-            h.put(&q0, t);
+            h.put(&q0, t, &[&q0, &q1], 0);
         }
     }
 
@@ -2141,13 +2389,13 @@ mod tests {
         let all = [&q0, &q1];
         let hint = AtomicU32::new(0);
         let t = h.get(&q1, &hint, 0).unwrap();
-        h.put(&q1, t);
+        h.put(&q1, t, &all, 0);
         let mut held = take(&h, &q0, 8, 0);
         let end = u64::MAX - 1;
         assert_eq!(h.get(&q1, &hint, end), Err(Refusal::Exhausted));
         // q1's bit is handed out, then it goes idle: no longer starved,
         // without a drain.
-        assert_eq!(h.put(&q0, held.pop().unwrap()), 0b10);
+        assert_eq!(h.put(&q0, held.pop().unwrap(), &all, 0), 0b10);
         h.tick(&all, end);
         h.tick(&all, end);
         assert!(!q1.is_active() && h.starved_queues() == 0);
@@ -2164,9 +2412,9 @@ mod tests {
         let all = [&q0, &q1];
         let hint = AtomicU32::new(0);
         let mut held = starve_q1(&h, &q0, &q1, &hint);
-        h.put(&q0, held.pop().unwrap());
+        h.put(&q0, held.pop().unwrap(), &all, 10);
         let t = h.get(&q1, &hint, 10).unwrap();
-        h.put(&q1, t);
+        h.put(&q1, t, &all, 10);
         // The drain awaits its tick, whatever the time of the read.
         assert_eq!(h.limit(&q0, 1_000), 32);
         h.tick(&all, 20);
@@ -2178,7 +2426,7 @@ mod tests {
         assert!(!h.is_contended(120));
         assert_eq!(h.limit_bound(), u32::MAX);
         for t in held {
-            h.put(&q0, t);
+            h.put(&q0, t, &all, 120);
         }
     }
 
@@ -2191,7 +2439,7 @@ mod tests {
         let hint = AtomicU32::new(0);
         for q in &qs {
             let t = h.get(q, &hint, 0).unwrap();
-            h.put(q, t);
+            h.put(q, t, &qs, 0);
         }
         h.tick(&qs, 1);
         (h, qs)
@@ -2229,10 +2477,10 @@ mod tests {
         assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
         assert_eq!(h.waiter_mask(), 0b11);
         for t in theirs {
-            h.put(&qs[1], t);
+            h.put(&qs[1], t, &qs, 0);
         }
         for t in mine {
-            h.put(&qs[0], t);
+            h.put(&qs[0], t, &qs, 0);
         }
         assert_eq!(h.in_use(), 0);
     }
@@ -2258,27 +2506,27 @@ mod tests {
         assert_eq!(h.waiter_mask(), 0b001);
         // A tag of queue 1's window: nobody else may use it, queue 0 keeps
         // waiting (its bit stays for a tag it can use).
-        assert_eq!(h.put(&qs[1], q1[0]), 0);
+        assert_eq!(h.put(&qs[1], q1[0], &qs, 0), 0);
         assert_eq!(h.waiter_mask(), 0b001);
         // Queue 1 refused too (taking its own tag back first).
         assert_eq!(h.get(&qs[1], &hint, 0), Ok(q1[0]));
         assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
         assert_eq!(h.waiter_mask(), 0b011);
         // A tag of queue 0's window goes to queue 0 alone.
-        assert_eq!(h.put(&qs[0], q0[3]), 0b001);
+        assert_eq!(h.put(&qs[0], q0[3], &qs, 0), 0b001);
         assert_eq!(h.waiter_mask(), 0b010);
         assert_eq!(h.get(&qs[0], &hint, 0), Ok(q0[3]));
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
         // A shared tag goes to the queues whose slice holds it: 53 to
         // queues 0 and 1, 50 to queue 0 alone.
-        assert_eq!(h.put(&qs[0], 53), 0b011);
+        assert_eq!(h.put(&qs[0], 53, &qs, 0), 0b011);
         assert_eq!(h.get(&qs[1], &hint, 0), Ok(53));
         assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Limited));
         assert_eq!(h.get(&qs[1], &hint, 0), Err(Refusal::Limited));
-        assert_eq!(h.put(&qs[0], 50), 0b001);
+        assert_eq!(h.put(&qs[0], 50, &qs, 0), 0b001);
         assert_eq!(h.waiter_mask(), 0b010);
         // Queue 2's window tag with queue 2 not waiting: nobody to wake.
-        assert_eq!(h.put(&qs[2], q2[0]), 0);
+        assert_eq!(h.put(&qs[2], q2[0], &qs, 0), 0);
         assert_eq!(h.waiter_mask(), 0b010);
     }
 
@@ -2291,7 +2539,7 @@ mod tests {
             let hint = AtomicU32::new(0);
             assert_eq!(h.get(&qs[0], &hint, 0), Err(Refusal::Exhausted));
             for t in all {
-                h.put(&qs[0], t);
+                h.put(&qs[0], t, &qs, 0);
             }
         }
     }
@@ -2315,17 +2563,17 @@ mod tests {
         // Its window's tags, held by queue 0, are handed to it.
         assert_eq!(h.get(&qs[1], &hint, 5), Err(Refusal::Limited));
         let theirs = *held.iter().find(|t| (16..32).contains(*t)).unwrap();
-        assert_eq!(h.put(&qs[0], theirs), 0b10);
+        assert_eq!(h.put(&qs[0], theirs, &qs, 0), 0b10);
         assert_eq!(h.get(&qs[1], &hint, 6), Ok(theirs));
         // A stable layout hands nothing back.
         assert_eq!(h.get(&qs[1], &hint, 6), Err(Refusal::Limited));
         assert_eq!(h.tick(&qs, 7), 0);
         assert_eq!(h.waiter_mask(), 0b10);
         // Queue 1 idles out: the windows move again.
-        h.put(&qs[1], theirs);
+        h.put(&qs[1], theirs, &qs, 0);
         for &t in &held {
             if t != theirs {
-                h.put(&qs[0], t);
+                h.put(&qs[0], t, &qs, 0);
             }
         }
         assert_eq!(h.waiter_mask(), 0, "queue 1 was handed out by a put");
@@ -2355,7 +2603,7 @@ mod tests {
         assert_eq!(h.take_waiters(), 0b1000);
         assert_eq!(h.take_waiters(), 0);
         for t in all {
-            assert_eq!(h.put(&q, t), 0);
+            assert_eq!(h.put(&q, t, &[&q], 0), 0);
         }
         // Switching to window starts without windows.
         let (h, qs) = windowed(64, 10, 2);
@@ -2395,7 +2643,16 @@ mod tests {
         }
         assert_eq!(h.limit(&q0, 3), 4);
         assert_eq!(held.len(), 60);
-        // Nobody fails any more: limits drift back to fair.
+        // q1 still waits (its last get was refused), which counts as
+        // refused at every tick: a put hands it out, its wait ends with a
+        // tag.
+        assert!(q1.is_waiting());
+        h.tick(&all, 3);
+        assert_eq!(h.limit(&q0, 3), 4, "a waiting queue borrows");
+        assert_eq!(h.put(&q1, held.pop().unwrap(), &all, 3), 0b10);
+        held.push(h.get(&q1, &hint, 3).unwrap());
+        assert!(!q1.is_waiting());
+        // Nobody fails or waits any more: limits drift back to fair.
         for _ in 0..5 {
             h.tick(&all, 4);
         }
@@ -2404,9 +2661,9 @@ mod tests {
         // Switching policy drops the lend limits.
         h.set_policy(Policy::None);
         assert_eq!(h.limit(&q0, 5), 64);
-        h.put(&q0, t);
+        h.put(&q0, t, &[&q0, &q1], 0);
         for t in held {
-            h.put(&q1, t);
+            h.put(&q1, t, &[&q0, &q1], 0);
         }
         assert_eq!(h.in_use(), 0);
     }
@@ -2447,18 +2704,20 @@ mod tests {
             // Give back what is over the new limits.
             for (q, mine) in qs.iter().zip(&mut held) {
                 while q.in_flight() > h.limit(q, 3) {
-                    h.put(q, mine.pop().unwrap());
+                    h.put(q, mine.pop().unwrap(), &qs, 0);
                 }
             }
         }
         assert_eq!(h.limit(&qs[0], 4), 30);
-        // Queue 1 stops asking: queue 0 alone is refused and lent queue
-        // 1's tags, stepwise.
+        // Queue 1 stops asking (its wait ends with a tag): queue 0 alone is
+        // refused and lent queue 1's tags, stepwise.
         for (q, mine) in qs.iter().zip(&mut held).skip(1) {
             while mine.len() > 1 {
-                h.put(q, mine.pop().unwrap());
+                h.put(q, mine.pop().unwrap(), &qs, 0);
             }
         }
+        held[1].push(h.get(&qs[1], &hint, 4).unwrap());
+        assert!(!qs[1].is_waiting());
         let mut expected_q1 = 30u32;
         for round in 0..8 {
             while let Ok(t) = h.get(&qs[0], &hint, 5) {
@@ -2472,7 +2731,7 @@ mod tests {
         assert_eq!(h.limit(&qs[0], 6), 56);
         for (q, mine) in qs.iter().zip(held) {
             for t in mine {
-                h.put(q, t);
+                h.put(q, t, &qs, 0);
             }
         }
         assert_eq!(h.in_use(), 0);
@@ -2501,7 +2760,7 @@ mod tests {
         assert_eq!(h.limit(&qs[0], 3), fair - fair / 4);
         for (q, mine) in qs.iter().zip(held) {
             for t in mine {
-                h.put(q, t);
+                h.put(q, t, &qs, 3);
             }
         }
     }
@@ -2529,7 +2788,7 @@ mod tests {
         // q1 wants 6: refused at 4, it gets a step more (8), not half the
         // budget; q0, refused too, the rest.
         while theirs.len() > 24 {
-            h.put(&q0, theirs.pop().unwrap());
+            h.put(&q0, theirs.pop().unwrap(), &all, 6);
         }
         while let Ok(t) = h.get(&q1, &hint, 7) {
             mine.push(t);
@@ -2541,7 +2800,7 @@ mod tests {
         h.tick(&all, 7);
         assert_eq!((h.limit(&q0, 7), h.limit(&q1, 7)), (24, 8));
         while theirs.len() > 24 {
-            h.put(&q0, theirs.pop().unwrap());
+            h.put(&q0, theirs.pop().unwrap(), &all, 7);
         }
         // q1 holds 6 and is not refused: it lends, but not what it holds.
         mine.extend(take(&h, &q1, 2, 8));
@@ -2551,10 +2810,10 @@ mod tests {
         h.tick(&all, 8);
         assert_eq!((h.limit(&q0, 8), h.limit(&q1, 8)), (26, 6));
         for t in mine {
-            h.put(&q1, t);
+            h.put(&q1, t, &all, 8);
         }
         for t in theirs {
-            h.put(&q0, t);
+            h.put(&q0, t, &all, 8);
         }
     }
 
@@ -2587,7 +2846,7 @@ mod tests {
         assert_eq!(h.limit_bound(), 32);
         // Deactivation by the tick (after the tick that consumes the busy
         // flag), then activation by a get.
-        h.put(&q1, t1);
+        h.put(&q1, t1, &[&q0, &q1], 0);
         h.tick(&all, 1);
         assert_eq!(h.limit_bound(), 32);
         h.tick(&all, 2);
@@ -2602,14 +2861,14 @@ mod tests {
         h.set_borrow_expiry_ns(0);
         h.set_policy(Policy::Borrow);
         assert_eq!(h.limit_bound(), u32::MAX, "not contended");
-        h.put(&q1, t1);
+        h.put(&q1, t1, &[&q0, &q1], 0);
         let held = take(&h, &q0, 63, 4);
         assert_eq!(h.get(&q1, &hint, 5), Err(Refusal::Exhausted));
         assert!(q1.is_starved());
         assert_eq!(h.limit_bound(), 32, "contended");
-        h.put(&q0, held[0]);
+        h.put(&q0, held[0], &[&q0, &q1], 0);
         let t1 = h.get(&q1, &hint, 6).unwrap();
-        h.put(&q1, t1);
+        h.put(&q1, t1, &[&q0, &q1], 0);
         assert!(!q1.is_starved());
         assert_eq!(h.limit_bound(), u32::MAX, "drained");
         // A change of the expiry forgets the refusal at 5.
@@ -2620,9 +2879,9 @@ mod tests {
         // tick (150) starts a window of its own.
         let t = h.get(&q0, &hint, 107).unwrap();
         assert_eq!(h.get(&q1, &hint, 110), Err(Refusal::Exhausted));
-        h.put(&q0, t);
+        h.put(&q0, t, &[&q0, &q1], 0);
         let t1 = h.get(&q1, &hint, 111).unwrap();
-        h.put(&q1, t1);
+        h.put(&q1, t1, &[&q0, &q1], 0);
         assert_eq!(h.limit_bound(), 32, "in the window");
         assert!(h.is_contended(1_000), "the drain awaits its tick");
         h.tick(&all, 150);
@@ -2635,18 +2894,18 @@ mod tests {
         h.set_borrow_expiry_ns(0);
         let t = h.get(&q0, &hint, 220).unwrap();
         assert_eq!(h.get(&q1, &hint, 220), Err(Refusal::Exhausted));
-        h.put(&q0, t);
+        h.put(&q0, t, &[&q0, &q1], 0);
         let t1 = h.get(&q1, &hint, 221).unwrap();
-        h.put(&q1, t1);
+        h.put(&q1, t1, &[&q0, &q1], 0);
         assert_eq!(h.limit_bound(), u32::MAX);
         h.set_borrow_expiry_ns(1_000);
         assert_eq!(h.limit_bound(), u32::MAX, "expiry set: forgotten");
         // A policy change forgets a drain's marker.
         let t = h.get(&q0, &hint, 230).unwrap();
         assert_eq!(h.get(&q1, &hint, 230), Err(Refusal::Exhausted));
-        h.put(&q0, t);
+        h.put(&q0, t, &all, 230);
         let t1 = h.get(&q1, &hint, 231).unwrap();
-        h.put(&q1, t1);
+        h.put(&q1, t1, &all, 231);
         assert_eq!(h.limit_bound(), 32, "the drain's marker");
         h.set_policy(Policy::Borrow);
         assert_eq!(h.limit_bound(), u32::MAX, "policy set: forgotten");
@@ -2656,7 +2915,7 @@ mod tests {
         // Lend: the fair share until the limits exist, then at most the
         // smallest lend limit; a switch away drops them.
         for &t in &held[1..] {
-            h.put(&q0, t);
+            h.put(&q0, t, &[&q0, &q1], 0);
         }
         h.set_idle_ns(1_000_000);
         h.set_policy(Policy::Lend);
@@ -2682,9 +2941,9 @@ mod tests {
         h.set_policy(Policy::None);
         assert_eq!(h.limit_bound(), u32::MAX);
         for t in mine {
-            h.put(&q1, t);
+            h.put(&q1, t, &[&q0, &q1], 0);
         }
-        h.put(&q0, t0);
+        h.put(&q0, t0, &[&q0, &q1], 0);
         assert_eq!(h.in_use(), 0);
         assert_fresh(&h);
     }
@@ -2736,7 +2995,7 @@ mod tests {
                     Op::Put(i) => {
                         if !held.is_empty() {
                             let (t, qi) = held.swap_remove(i % held.len());
-                            h.put(&qs[qi], t);
+                            h.put(&qs[qi], t, &qs, 0);
                         }
                     }
                     Op::Tick(dt) => {

@@ -82,10 +82,12 @@
 //! # Hand-off
 //!
 //! When a `put` finds waiters (its mask load after (P) is non-zero), it
-//! wakes, under `window`, the waiting queues that can allocate *now*:
+//! wakes, under `window`, the waiting queues that can allocate *now* (the
+//! other policies look at each waiter's limit instead, see "Hand-off" in
+//! [`super::host`]):
 //!
 //! * without windows (every tag shared), if a tag is free, every waiter
-//!   can: the whole mask is taken (`swap(0)`), as under the other policies;
+//!   can: the whole mask is taken;
 //! * otherwise a waiting queue is woken if its window or its shared slice
 //!   has a free tag, and a waiting queue without a window if the shared
 //!   part has one: the bits of those queues alone are taken

@@ -48,7 +48,7 @@ fn get_put(w: &World, qi: usize) -> Result<u64, Refusal> {
         "tag {tag} handed out twice"
     );
     w.owned[tag as usize].store(false, Ordering::Release);
-    Ok(w.host.put(&w.q[qi], tag))
+    Ok(w.host.put(&w.q[qi], tag, &w.q, 1))
 }
 
 /// (a) Two threads allocate and free concurrently: never the same tag.
@@ -100,10 +100,10 @@ fn no_lost_wakeup_exhausted() {
             let hint = AtomicU32::new(0);
             w2.host.get(&w2.q[1], &hint, 1)
         });
-        let mask = w.host.put(&w.q[0], tag);
+        let mask = w.host.put(&w.q[0], tag, &w.q, 1);
         match b.join().unwrap() {
             Ok(t) => {
-                w.host.put(&w.q[1], t);
+                w.host.put(&w.q[1], t, &w.q, 1);
             }
             Err(r) => {
                 assert_eq!(r, Refusal::Exhausted);
@@ -130,7 +130,7 @@ fn no_lost_wakeup_limited() {
             let hint = AtomicU32::new(0);
             w2.host.get(&w2.q[1], &hint, 1)
         });
-        let mask = w.host.put(&w.q[1], held[0]);
+        let mask = w.host.put(&w.q[1], held[0], &w.q, 1);
         match b.join().unwrap() {
             Ok(t) => assert!(t < 8),
             Err(r) => {
@@ -139,6 +139,73 @@ fn no_lost_wakeup_limited() {
             }
         }
         let _ = t0;
+    });
+}
+
+/// (b'') A waiter at its limit is not handed out by the puts of others
+/// (it could not use their tags) and is not lost: queue 1 is at its fair
+/// share (4 of 8) and asks for a fifth while queue 0 frees its tag and
+/// queue 1 frees one of its own. If queue 1 is refused, one of the two
+/// puts returns its bit (its own, which leaves it below its share; queue
+/// 0's only if it read queue 1 below its share, after queue 1's put). A
+/// put that never hands out its own queue leaves the bit behind, with
+/// queue 1 below its share and tags free: the model fails. (Reading the
+/// limits before fence (P) does not make it fail: a put sees its own
+/// decrement in program order.)
+#[test]
+fn limited_waiter_skipped_by_others_is_not_lost() {
+    bounded(3, || {
+        let w = world(8, Policy::Fair);
+        let hint = AtomicU32::new(0);
+        let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
+        let held: Vec<u32> = (0..4)
+            .map(|_| w.host.get(&w.q[1], &hint, 0).unwrap())
+            .collect();
+        assert_eq!(w.host.limit(&w.q[1], 0), 4);
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 1)
+        });
+        let w3 = w.clone();
+        let own = held[0];
+        let c = thread::spawn(move || w3.host.put(&w3.q[1], own, &w3.q, 1));
+        let other = w.host.put(&w.q[0], t0, &w.q, 1);
+        let own = c.join().unwrap();
+        match b.join().unwrap() {
+            Ok(t) => assert!(t < 8),
+            Err(r) => {
+                assert_eq!(r, Refusal::Limited);
+                assert_ne!((own | other) & 0b10, 0, "queue 1 refused, its bit kept");
+            }
+        }
+    });
+}
+
+/// (b''') The other side: a put never hands out a waiter that stays at its
+/// limit. Queue 1 at its share is refused; queue 0's put, racing with the
+/// refusal, leaves its bit (queue 1 still holds its share), which queue
+/// 1's own put then returns. Queue 1 is at its share in every
+/// interleaving: what the model explores is the put racing with the
+/// refusal's bit and re-check.
+#[test]
+fn put_keeps_a_waiter_at_its_limit() {
+    loom::model(|| {
+        let w = world(8, Policy::Fair);
+        let hint = AtomicU32::new(0);
+        let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
+        let held: Vec<u32> = (0..4)
+            .map(|_| w.host.get(&w.q[1], &hint, 0).unwrap())
+            .collect();
+        let w2 = w.clone();
+        let b = thread::spawn(move || {
+            let hint = AtomicU32::new(1);
+            w2.host.get(&w2.q[1], &hint, 1)
+        });
+        let other = w.host.put(&w.q[0], t0, &w.q, 1);
+        assert_eq!(b.join().unwrap(), Err(Refusal::Limited));
+        assert_eq!(other & 0b10, 0, "queue 1 handed out at its limit");
+        assert_ne!(w.host.put(&w.q[1], held[0], &w.q, 1) & 0b10, 0);
     });
 }
 
@@ -159,9 +226,9 @@ fn policy_switch_concurrent_with_get() {
         if r.is_err() {
             // Only possible once the depth shrank under the held tag.
             assert_eq!(w.host.depth(), 1);
-            assert_ne!(w.host.put(&w.q[0], held) & 0b10, 0);
+            assert_ne!(w.host.put(&w.q[0], held, &w.q, 1) & 0b10, 0);
         } else {
-            w.host.put(&w.q[0], held);
+            w.host.put(&w.q[0], held, &w.q, 1);
         }
         assert_eq!(w.host.policy(), Policy::Fair);
         assert_eq!(w.host.in_use(), 0);
@@ -204,7 +271,7 @@ fn starved_vs_tick_and_drain() {
         let w2 = w.clone();
         let t = thread::spawn(move || {
             w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
-            w2.host.put(&w2.q[1], tag)
+            w2.host.put(&w2.q[1], tag, &w2.q, 10)
         });
         let r = {
             let hint = AtomicU32::new(0);
@@ -214,7 +281,7 @@ fn starved_vs_tick_and_drain() {
         let mask = t.join().unwrap();
         match r {
             Ok(t0) => {
-                w.host.put(&w.q[0], t0);
+                w.host.put(&w.q[0], t0, &w.q, 11);
             }
             Err(_) => assert_ne!(mask & 1, 0),
         }
@@ -252,7 +319,7 @@ fn borrower_refused_at_its_limit_is_not_starved() {
         assert_eq!(w.host.get(&w.q[0], &hint, 2), Err(Refusal::Exhausted));
         assert!(w.q[0].is_starved() && !w.q[1].is_starved());
         for _ in 0..4 {
-            w.host.put(&w.q[1], mine.pop().unwrap());
+            w.host.put(&w.q[1], mine.pop().unwrap(), &w.q, 2);
         }
         let t0 = w.host.get(&w.q[0], &hint, 3).unwrap();
         assert_eq!(w.host.limit(&w.q[1], 3), 4);
@@ -261,22 +328,22 @@ fn borrower_refused_at_its_limit_is_not_starved() {
             let hint = AtomicU32::new(1);
             w2.host.get(&w2.q[1], &hint, 4)
         });
-        w.host.put(&w.q[1], mine.pop().unwrap());
+        w.host.put(&w.q[1], mine.pop().unwrap(), &w.q, 4);
         if let Ok(t) = b.join().unwrap() {
             mine.push(t);
         }
         assert!(!w.q[1].is_starved(), "the borrower was marked starved");
         assert_eq!(w.host.starved_queues(), 1);
         for t in mine {
-            w.host.put(&w.q[1], t);
+            w.host.put(&w.q[1], t, &w.q, 5);
         }
-        w.host.put(&w.q[0], t0);
+        w.host.put(&w.q[0], t0, &w.q, 5);
         assert_eq!(w.host.starved_queues(), 0);
     });
 }
 
-/// (d''') `borrow` with an expiry: the starved queue's drain (a put, which
-/// has no clock: it leaves a marker) races with the borrower's limit check
+/// (d''') `borrow` with an expiry: the starved queue's drain (a put: it
+/// leaves a marker, which only a tick stamps) races with the borrower's limit check
 /// at the fair share, when the last refusal's window is long over. Whatever
 /// the order, the host stays contended: the borrower is refused at its fair
 /// share (a check between the starved count's decrement and the marker
@@ -296,7 +363,7 @@ fn borrow_drain_window_vs_limit_check() {
             .collect();
         assert_eq!(w.host.get(&w.q[0], &hint, 2), Err(Refusal::Exhausted));
         for _ in 0..4 {
-            w.host.put(&w.q[1], mine.pop().unwrap());
+            w.host.put(&w.q[1], mine.pop().unwrap(), &w.q, 2);
         }
         let t0 = w.host.get(&w.q[0], &hint, 3).unwrap();
         // The refusal's window (from 2) is over by 2_000: only the starved
@@ -306,7 +373,7 @@ fn borrow_drain_window_vs_limit_check() {
             let hint = AtomicU32::new(1);
             w2.host.get(&w2.q[1], &hint, 2_000)
         });
-        w.host.put(&w.q[0], t0);
+        w.host.put(&w.q[0], t0, &w.q, 2_000);
         assert_eq!(
             b.join().unwrap(),
             Err(Refusal::Limited),
@@ -323,7 +390,7 @@ fn borrow_drain_window_vs_limit_check() {
         assert!(!w.host.is_contended(3_500));
         assert_eq!(w.host.limit_bound(), u32::MAX, "stale after the window");
         for t in mine {
-            w.host.put(&w.q[1], t);
+            w.host.put(&w.q[1], t, &w.q, 4_000);
         }
     });
 }
@@ -342,14 +409,14 @@ fn busy_flag_vs_tick() {
         let hint = AtomicU32::new(0);
         let held = w.host.get(&w.q[0], &hint, 0).unwrap();
         let t1 = w.host.get(&w.q[1], &hint, 0).unwrap();
-        w.host.put(&w.q[1], t1);
+        w.host.put(&w.q[1], t1, &w.q, 1);
         w.host.tick(&[&w.q[0], &w.q[1]], 1);
         assert!(w.q[0].is_busy() && !w.q[1].is_busy());
         let w2 = w.clone();
         let t = thread::spawn(move || {
             w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
         });
-        w.host.put(&w.q[0], held);
+        w.host.put(&w.q[0], held, &w.q, 1);
         get_put(&w, 1).unwrap();
         t.join().unwrap();
         counters_consistent(&w);
@@ -380,7 +447,7 @@ fn busy_clear_vs_starved_drain() {
         let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
         assert!(w.host.get(&w.q[1], &hint, 0).is_err());
         assert!(w.q[1].is_starved());
-        w.host.put(&w.q[0], t0);
+        w.host.put(&w.q[0], t0, &w.q, 1);
         let t1 = w.host.get(&w.q[1], &hint, 0).unwrap();
         // Held at this tick: q1 stays busy until the next one.
         w.host.tick(&[&w.q[0], &w.q[1]], 1);
@@ -389,7 +456,7 @@ fn busy_clear_vs_starved_drain() {
         let t = thread::spawn(move || {
             w2.host.tick(&[&w2.q[0], &w2.q[1]], 10);
         });
-        w.host.put(&w.q[1], t1);
+        w.host.put(&w.q[1], t1, &w.q, 1);
         t.join().unwrap();
         counters_consistent(&w);
         assert!(!w.q[1].is_starved(), "drained to zero: not starved");
@@ -476,12 +543,12 @@ fn window_no_lost_wakeup() {
             w2.host.get(&w2.q[1], &hint, 3)
         });
         let noise = get_put(&w, 0).unwrap();
-        let mask = w.host.put(&w.q[1], t1);
+        let mask = w.host.put(&w.q[1], t1, &w.q, 1);
         assert_eq!(noise & 0b10, 0, "queue 1 woken by a tag of queue 0");
         match b.join().unwrap() {
             Ok(t) => {
                 assert_eq!(t, 1);
-                w.host.put(&w.q[1], t);
+                w.host.put(&w.q[1], t, &w.q, 1);
             }
             Err(r) => {
                 assert_eq!(r, Refusal::Limited);
@@ -515,7 +582,7 @@ fn window_no_lost_wakeup_shared() {
             let hint = AtomicU32::new(1);
             w2.host.get(&w2.q[1], &hint, 3)
         });
-        let mask = w.host.put(&w.q[0], shared);
+        let mask = w.host.put(&w.q[0], shared, &w.q, 1);
         match b.join().unwrap() {
             Ok(t) => assert_eq!(t, 2),
             Err(_) => assert_ne!(
@@ -554,9 +621,9 @@ fn window_slices_no_lost_wakeup() {
             let hint = AtomicU32::new(1);
             w2.host.get(&w2.q[1], &hint, 3)
         });
-        let other = w.host.put(&w.q[0], 2);
+        let other = w.host.put(&w.q[0], 2, &w.q, 1);
         assert_eq!(other & 0b10, 0, "queue 1 woken by a tag of queue 0's slice");
-        let own = w.host.put(&w.q[1], 3);
+        let own = w.host.put(&w.q[1], 3, &w.q, 1);
         match b.join().unwrap() {
             Ok(t) => assert_eq!(t, 3, "queue 1 got a tag outside its part"),
             Err(r) => {
@@ -664,7 +731,7 @@ fn window_tick_vs_refusal() {
         });
         let ticked = w.host.tick(&[&w.q[0], &w.q[1]], 3);
         let one = if held[0] == 1 { held[0] } else { held[1] };
-        let put = w.host.put(&w.q[0], one);
+        let put = w.host.put(&w.q[0], one, &w.q, 1);
         let r = b.join().unwrap();
         let next = w.host.tick(&[&w.q[0], &w.q[1]], 4);
         if r.is_err() {

@@ -70,7 +70,7 @@ fn handoff(restart_protocol: bool) -> bool {
         false
     });
 
-    let waiters = h.host.put(&h.q[0], held);
+    let waiters = h.host.put(&h.q[0], held, &h.q, 1);
     if waiters & h.q[1].waiter_bit() != 0 {
         if restart_protocol {
             h.restart.store(false, Ordering::Relaxed);

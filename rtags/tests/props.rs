@@ -49,6 +49,21 @@ fn can_allocate(h: &HostTags, q: &QueueTags) -> bool {
 /// After a `window` put that woke `woken` and left `waiting`: every woken
 /// queue may allocate (no wake-up for nothing), and no queue left waiting
 /// may (no lost wake-up).
+/// The waiters in `mask` that a put or a tick hands out under every policy
+/// but `window`: those below their limit, if a tag is free (`held`: tags
+/// and their queues); the others wait.
+fn may_allocate(h: &HostTags, qs: &[QueueTags], held: &[(u32, usize)], mask: u64, now: u64) -> u64 {
+    let d = h.depth();
+    let free = held.iter().filter(|&&(u, _)| u < d).count() < d as usize;
+    let below = |q: &QueueTags| {
+        let l = h.limit(q, now);
+        free && (l >= d || q.in_flight() < l)
+    };
+    qs.iter()
+        .filter(|q| mask & q.waiter_bit() != 0 && below(q))
+        .fold(0, |m, q| m | q.waiter_bit())
+}
+
 fn check_hand_off(
     h: &HostTags,
     qs: &[QueueTags],
@@ -125,9 +140,10 @@ proptest! {
     }
 
     /// Host: no double allocation, tags below depth, exact counters, and
-    /// every refusal's waiter bit is handed out by the next put (under
-    /// `window`: by the next put that leaves a tag it may use free, or by
-    /// the hand-out after the windows moved).
+    /// a put hands out exactly the waiters below their limit, if a tag is
+    /// free (under `window`: those whose window or slice has one, and every
+    /// waiter after the windows moved), so that none is left once every tag
+    /// is free.
     #[test]
     fn host_model(depth in 1u32..=48, policy in 0u32..5, expiry in 0u64..200, idle in 0u64..60, ops in prop::collection::vec(op(), 1..300)) {
         let h = HostTags::new(depth, Policy::from_u32(policy).unwrap()).unwrap();
@@ -183,20 +199,19 @@ proptest! {
                 Op::Put(i) => {
                     if !held.is_empty() {
                         let (t, qi) = held.swap_remove(i % held.len());
-                        let woken = h.put(&qs[qi], t);
+                        let woken = h.put(&qs[qi], t, &qs, now);
+                        prop_assert_eq!(woken & !mask, 0);
+                        mask &= !woken;
                         if h.policy() == Policy::Window {
-                            prop_assert_eq!(woken & !mask, 0);
-                            mask &= !woken;
                             check_hand_off(&h, &qs, woken, mask)?;
                         } else {
-                            prop_assert_eq!(woken, mask);
-                            mask = 0;
+                            prop_assert_eq!(woken, may_allocate(&h, &qs, &held, woken | mask, now));
                         }
                     }
                 }
                 Op::BogusPut(t) => {
                     if held.iter().all(|&(u, _)| u != t) {
-                        prop_assert_eq!(h.put(&qs[0], t), 0);
+                        prop_assert_eq!(h.put(&qs[0], t, &qs, now), 0);
                     }
                 }
                 Op::SetDepth(d) | Op::SetPolicy(d) => {
@@ -233,7 +248,9 @@ proptest! {
                     let woken = h.tick(&refs, now);
                     prop_assert_eq!(woken & !mask, 0);
                     if h.policy() != Policy::Window {
-                        prop_assert_eq!(woken, 0);
+                        // A limit may rise without a put: the tick hands
+                        // out who may use it, as a put does.
+                        prop_assert_eq!(woken, may_allocate(&h, &qs, &held, mask, now));
                     }
                     mask &= !woken;
                     for q in &qs {
@@ -255,7 +272,12 @@ proptest! {
             prop_assert_eq!(h.starved_queues() as usize, qs.iter().filter(|q| q.is_starved()).count());
         }
         for (t, qi) in held {
-            h.put(&qs[qi], t);
+            h.put(&qs[qi], t, &qs, now);
+        }
+        // Every tag free: the last put found every waiter below its limit
+        // (under `window`, one without a region waits for the tick).
+        if h.policy() != Policy::Window {
+            prop_assert_eq!(h.waiter_mask(), 0, "a waiter left behind with every tag free");
         }
         // The first tick finds the queues busy (I/O since the previous
         // tick), the next one, an idle window later, deactivates them.
@@ -279,18 +301,19 @@ proptest! {
         let light = QueueTags::new(0);
         let heavy = QueueTags::new(1);
         let hint = AtomicU32::new(0);
+        let qs = [&light, &heavy];
         let t = h.get(&light, &hint, 0).unwrap();
-        h.put(&light, t);
+        h.put(&light, t, &qs, 0);
         let mut held: Vec<u32> = (0..depth).map(|_| h.get(&heavy, &hint, 0).unwrap()).collect();
         prop_assert_eq!(h.limit(&heavy, 0), depth);
         prop_assert_eq!(h.get(&light, &hint, t_fail), Err(Refusal::Exhausted));
         let fair = rtags::policy::fair_share(depth, 2);
         prop_assert_eq!(h.limit(&heavy, t_fail), fair);
-        h.put(&heavy, held.pop().unwrap());
+        h.put(&heavy, held.pop().unwrap(), &qs, t_fail);
         let t = h.get(&light, &hint, t_fail).unwrap();
         // Starved until it drains, whatever the expiry.
         prop_assert_eq!(h.limit(&heavy, t_fail + expiry + 1), fair);
-        h.put(&light, t);
+        h.put(&light, t, &qs, t_fail);
         // With an expiry, the drain's window starts at the next tick.
         prop_assert_eq!(h.is_contended(u64::MAX), expiry > 0);
         h.tick(&[&light, &heavy], t_fail);
@@ -373,7 +396,7 @@ proptest! {
                     if !held.is_empty() {
                         let (t, qi, _) = held.swap_remove(i % held.len());
                         let before = h.waiter_mask();
-                        let woken = h.put(&qs[qi], t);
+                        let woken = h.put(&qs[qi], t, &qs, now);
                         prop_assert_eq!(woken & !before, 0);
                         prop_assert_eq!(h.waiter_mask(), before & !woken);
                         check_hand_off(&h, &qs, woken, before & !woken)?;
@@ -426,7 +449,7 @@ proptest! {
         let q = QueueTags::new(7);
         let hint = AtomicU32::new(3);
         let t = h.get(&q, &hint, 0).unwrap();
-        h.put(&q, t);
+        h.put(&q, t, &[&q], 0);
         h.tick(&[&q], 1);
         prop_assert_eq!(h.limit(&q, 1), depth);
         let mut got = HashSet::new();

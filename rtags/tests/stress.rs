@@ -77,7 +77,8 @@ fn run_with(policy: Policy, depth: u32, churn: bool) {
         let _stop = SetOnDrop(&stop);
         let mut workers = Vec::new();
         for (id, q) in queues.iter().enumerate() {
-            let (host, owner, kicks, clock, refusals) = (&host, &owner, &kicks, &clock, &refusals);
+            let (host, owner, kicks, clock, refusals, queues) =
+                (&host, &owner, &kicks, &clock, &refusals, &queues);
             workers.push(s.spawn(move || {
                 let hint = AtomicU32::new(initial_hint(id as u32));
                 let mut held: Vec<u32> = Vec::new();
@@ -102,7 +103,10 @@ fn run_with(policy: Policy, depth: u32, churn: bool) {
                                 // Give back our own tags (their puts may kick us).
                                 for t in held.drain(..) {
                                     owner[t as usize].store(u32::MAX, Ordering::SeqCst);
-                                    kick_all(kicks, host.put(q, t));
+                                    kick_all(
+                                        kicks,
+                                        host.put(q, t, queues, || clock.load(Ordering::Relaxed)),
+                                    );
                                 }
                                 let start = Instant::now();
                                 while !kicks[id].load(Ordering::SeqCst) {
@@ -116,12 +120,18 @@ fn run_with(policy: Policy, depth: u32, churn: bool) {
                         }
                     } else if let Some(t) = held.pop() {
                         owner[t as usize].store(u32::MAX, Ordering::SeqCst);
-                        kick_all(kicks, host.put(q, t));
+                        kick_all(
+                            kicks,
+                            host.put(q, t, queues, || clock.load(Ordering::Relaxed)),
+                        );
                     }
                 }
                 for t in held.drain(..) {
                     owner[t as usize].store(u32::MAX, Ordering::SeqCst);
-                    kick_all(kicks, host.put(q, t));
+                    kick_all(
+                        kicks,
+                        host.put(q, t, queues, || clock.load(Ordering::Relaxed)),
+                    );
                 }
             }));
         }

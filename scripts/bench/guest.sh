@@ -310,9 +310,10 @@ policy_switch() {
 # the driver offers: the list comes from host/policy, so a policy added to
 # the driver is benchmarked without editing this file. One module load per
 # run. Beside each run's rROUND.json, rROUND.handoffs holds the change of
-# host/slow_handoffs over the run: refused queues that got a tag 1 ms or
-# more after a completion woke them for one (the restart protocol should
-# keep it at 0), and the variant's `params` file says what was loaded.
+# host/slow_handoffs while fio's I/O runs and rROUND.handoffs_run over the
+# whole run (see pol_run): refused queues that waited 1 ms or more after a
+# tag they could use was freed (the restart protocol should keep it at 0),
+# and the variant's `params` file says what was loaded.
 # Variants are SUB-POLICY; the report builds one table from them.
 H=/sys/module/rnull/host
 
@@ -331,15 +332,58 @@ pol_note() {
 }
 
 # pol_run SUB POLICY ROUND FIO-ARGS...: one fio run of the loaded rnull as
-# variant SUB-POLICY, with its slow hand-offs beside the JSON.
+# variant SUB-POLICY, with its slow hand-offs beside the JSON: rROUND.handoffs
+# counts them while fio's I/O runs, from POL_EDGE seconds after its first tag
+# to POL_EDGE before its end (RUNTIME after the first tag), rROUND.handoffs_run
+# over the whole run. At the edges fio's jobs start and stop (forks,
+# page faults, exits) on the same two vCPUs: the kblockd work that re-runs a
+# woken queue waits for a CPU like any other, 1 to 7 ms (see the README,
+# "Tag policies on the maintainers' scenarios"). Nothing is forked inside the
+# counted span: both sleeps start before it, the counts are read with the
+# shell's own `read`.
+POL_EDGE=${POL_EDGE:-0.1}
+# pol_read FILE: sets pol_v to FILE's value, read with the shell's `read`
+# (no fork) until two reads agree: `read` takes a byte at a time, each a
+# new rendering of the file, and a count that changes meanwhile could tear
+# ("9" then "10" read as "90").
+pol_read() {
+	read -r pol_v <"$1"
+	while read -r pol_again <"$1" && [ "$pol_again" != "$pol_v" ]; do
+		pol_v=$pol_again
+	done
+}
 pol_run() {
 	pr_var=$1-$2 pr_round=$3
 	shift 3
-	pr_h0=$(cat $H/slow_handoffs)
-	run policies "$pr_var" rnull "$pr_round" "$@"
-	pr_n=$(($(cat $H/slow_handoffs) - pr_h0))
+	pol_read "$H/slow_handoffs"
+	pr_h0=$pol_v
+	run policies "$pr_var" rnull "$pr_round" "$@" &
+	pr_pid=$!
+	# The first tag is fio's: the load's own I/O (the partition scan) is
+	# over when `load` returns.
+	while pol_read "$H/in_use" && [ "$pol_v" = 0 ]; do
+		kill -0 "$pr_pid" 2>/dev/null || break
+		sleep 0.01
+	done
+	pr_span=$(echo "$RUNTIME $POL_EDGE" | awk '{printf "%.3f", $1 - $2}')
+	sleep "$POL_EDGE" &
+	pr_from=$!
+	sleep "$pr_span" &
+	pr_to=$!
+	wait "$pr_from"
+	pol_read "$H/slow_handoffs"
+	pr_h1=$pol_v
+	wait "$pr_to"
+	pol_read "$H/slow_handoffs"
+	pr_h2=$pol_v
+	wait "$pr_pid"
+	pol_read "$H/slow_handoffs"
+	pr_h3=$pol_v
+	pr_n=$((pr_h2 - pr_h1)) pr_all=$((pr_h3 - pr_h0))
 	echo "$pr_n" >"$R/policies/$pr_var/rnull/r$pr_round.handoffs"
-	[ "$pr_n" = 0 ] || echo "bench: [policies] $pr_var round $pr_round: $pr_n slow hand-offs"
+	echo "$pr_all" >"$R/policies/$pr_var/rnull/r$pr_round.handoffs_run"
+	[ "$pr_all" = 0 ] ||
+		echo "bench: [policies] $pr_var round $pr_round: $pr_n slow hand-offs while I/O runs, $pr_all in the whole run"
 }
 
 # Yu Kuai's case: host depth 32, 1 ms timer completions, A busy (iodepth

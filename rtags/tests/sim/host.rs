@@ -271,7 +271,7 @@ impl HostSim {
                 }
                 Event::Run(i) => Some(i),
                 Event::Complete(i, tag, submitted) => {
-                    let woken = host.put(&queues[i], tag);
+                    let woken = host.put(&queues[i], tag, &queues, now);
                     for w in (0..n).filter(|&w| queues[w].waiter_bit() & woken != 0) {
                         push(&mut events, now + self.wake_ns, Event::Run(w));
                     }

@@ -373,8 +373,12 @@ POL_SPLIT = {"none": (700, 300), "fair": (500, 500), "borrow": (510, 490),
 POL_035 = {"none": (500, 600), "fair": (30000, 320), "borrow": (31000, 320),
            "lend": (30500, 320), "window": (30000, 320)}
 POL_LATENCIES = {"100us": 40000, "1ms": 4000, "10ms": 400}
-# Slow hand-offs per (variant, round); the rest 0. busch-borrow fails.
+# Slow hand-offs per (variant, round) while I/O ran; the rest 0.
+# busch-borrow fails.
 POL_HANDOFFS = {("busch-borrow", 1): 3}
+# ... over the whole runs (fio's start and end too); the rest as
+# POL_HANDOFFS. latencies-window's are all at the edges: it passes.
+POL_HANDOFFS_RUN = {("latencies-window", 2): 2}
 POL_SCATTER = (1 - 1e-4, 1 + 1e-4)
 
 
@@ -402,7 +406,9 @@ def policy_jobs(sub, pol):
 
 def generate_policies(root, rounds=2, policies=POLICIES_FAKE, handoffs=None):
     """Write scenario `policies` (new layout, boot c2, virtual clock);
-    handoffs {(variant, round): n} replaces POL_HANDOFFS."""
+    handoffs {(variant, round): n} replaces POL_HANDOFFS (and then the
+    whole runs count as many)."""
+    whole = POL_HANDOFFS_RUN if handoffs is None else {}
     handoffs = POL_HANDOFFS if handoffs is None else handoffs
     subs = ("kuai", "busch", "qd1_alone", "qd32_split", "block035", "latencies")
     for sub in subs:
@@ -419,8 +425,11 @@ def generate_policies(root, rounds=2, policies=POLICIES_FAKE, handoffs=None):
                             kw[k] *= m
                     jobs.append(fio_job(kw.pop("name"), **kw))
                 write_json(os.path.join(vdir, "rnull", f"r{r}.json"), fio_doc(jobs))
+                n = handoffs.get((var, r), 0)
                 with open(os.path.join(vdir, "rnull", f"r{r}.handoffs"), "w") as f:
-                    f.write(f"{handoffs.get((var, r), 0)}\n")
+                    f.write(f"{n}\n")
+                with open(os.path.join(vdir, "rnull", f"r{r}.handoffs_run"), "w") as f:
+                    f.write(f"{whole.get((var, r), n)}\n")
             with open(os.path.join(vdir, "params"), "w") as f:
                 f.write(f"rnull: nr_devices=2 host_queue_depth=32 tag_policy={pol}\n")
     write_json(os.path.join(root, "meta.json"), {

@@ -166,6 +166,15 @@ def _devices_cell(c):
     return " · ".join(f"{md_escape(j)} {fmt_iops(v)}" for j, v in c["jobs"].items())
 
 
+def _handoffs_cell(c):
+    """Slow hand-offs while I/O ran, and over the whole runs in brackets
+    where that differs."""
+    h, run = c["slow_handoffs"], c.get("slow_handoffs_run")
+    if h is None:
+        return "–"
+    return str(h) if run is None or run == h else f"{h} ({run})"
+
+
 def policies_table(cells, clock):
     """The `policies` scenario as one table: sub-scenario × policy."""
     multi = len({c["cpus"] for c in cells}) > 1
@@ -174,18 +183,19 @@ def policies_table(cells, clock):
                "bandwidth split (min/max)", "IOPS per device", "slow hand-offs"])
     body = []
     for c in cells:
-        h = c["slow_handoffs"]
+        h = _handoffs_cell(c)
         body.append(([str(c["cpus"])] if multi else [])
                     + [md_escape(SUB_LABEL.get(c["sub"], c["sub"])), md_escape(c["policy"]),
                        fmt_iops(c["busy_iops"]), _light_cell(c),
                        fmt_us(c["light_p99_ns"]) if c["light_job"] else "",
-                       _split_cell(c), _devices_cell(c), "–" if h is None else str(h)])
+                       _split_cell(c), _devices_cell(c), h])
     n = sorted({c["n"] for c in cells})
     rounds = "/".join(str(x) for x in n)
     cap = (f"Tag policies on the maintainers' scenarios: IOPS means over {rounds} "
            f"round{'s' if n != [1] else ''}; light job against the same job alone under the "
            "same policy; p99 of its completion latency; bandwidth of the smaller device over "
-           "the larger; slow hand-offs summed over the rounds")
+           "the larger; slow hand-offs summed over the rounds while fio's I/O ran (in brackets, "
+           "over the whole runs, fio's start and end included, where they differ)")
     what = [f"- **{SUB_LABEL.get(s, s)}**: {SUB_WHAT[s]}" for s in
             dict.fromkeys(c["sub"] for c in cells) if s in SUB_WHAT]
     return what + [""] + caption(cap, clock) + md_table(head, body) + [""]

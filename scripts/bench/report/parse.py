@@ -5,6 +5,7 @@ Layouts (see README.md):
 
     new: RESULTS/c<cpus>/<scenario>/<variant>/<driver>/r<N>.json
          RESULTS/c<cpus>/<scenario>/<variant>/<driver>/r<N>.handoffs   (optional)
+         RESULTS/c<cpus>/<scenario>/<variant>/<driver>/r<N>.handoffs_run   (optional)
          RESULTS/c<cpus>/<scenario>/<variant>/{ref,params}   (optional)
     old: RESULTS/<scenario>/<variant>/<driver>/r<N>.json     (one boot,
          meta.json guest_cpus vCPUs)
@@ -24,6 +25,7 @@ from names import PER_JOB_SCENARIOS
 PCT_KEYS = {"p50": "50.000000", "p99": "99.000000", "p999": "99.900000"}
 RFILE_RE = re.compile(r"^r(\d+)\.json$")
 HANDOFFS_SUFFIX = ".handoffs"
+HANDOFFS_RUN_SUFFIX = ".handoffs_run"
 BOOT_RE = re.compile(r"^c(\d+)$")
 
 
@@ -38,7 +40,8 @@ class Sample:
     ctx: float | None = None
     total_ios: float | None = None
     bw: float | None = None          # bytes/s, read + write
-    handoffs: int | None = None      # the run's host/slow_handoffs delta
+    handoffs: int | None = None      # host/slow_handoffs' delta while fio's I/O ran
+    handoffs_run: int | None = None  # ... over the whole run (fio's start and end too)
     round: int | None = None
 
 
@@ -280,8 +283,9 @@ def collect(results: str, meta: dict | None = None) -> Results:
 
 
 def read_handoffs(path: str):
-    """A run's `r<N>.handoffs` file: the change of host/slow_handoffs over
-    the run, one integer; None if absent or unreadable."""
+    """A run's `r<N>.handoffs` file (the change of host/slow_handoffs while
+    fio's I/O ran) or `r<N>.handoffs_run` (over the whole run): one integer;
+    None if absent or unreadable."""
     lines = _text_lines(path)
     if not lines:
         return None
@@ -302,9 +306,12 @@ def _collect_driver(data, bkey, var, drv, ddir, per_job):
         res = parse_fio(os.path.join(ddir, fn), per_job)
         if not res:
             continue
-        handoffs = read_handoffs(os.path.join(ddir, fn[:-len(".json")] + HANDOFFS_SUFFIX))
+        stem = os.path.join(ddir, fn[:-len(".json")])
+        handoffs = read_handoffs(stem + HANDOFFS_SUFFIX)
+        handoffs_run = read_handoffs(stem + HANDOFFS_RUN_SUFFIX)
         for job, s in res.items():
             s.handoffs = handoffs
+            s.handoffs_run = handoffs_run
             s.round = int(RFILE_RE.match(fn)[1])
             (data.setdefault(bkey, {}).setdefault(var, {})
              .setdefault(drv, {}).setdefault(job, []).append(s))

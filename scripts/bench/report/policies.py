@@ -86,7 +86,7 @@ def _cell(cpus, sub, pol, jobs, index) -> dict:
         "light_p99_ns": _mean(light, "p99_ns"),
         "solo_iops": None, "light_vs_solo": None,
         "split_jobs": None, "bw": None, "split": None,
-        "slow_handoffs": None, "slow_handoffs_max": None,
+        "slow_handoffs": None, "slow_handoffs_max": None, "slow_handoffs_run": None,
         "n": min(r["n"] for r in jobs.values()),
     }
     if roles.get("solo") and light is not None:
@@ -112,6 +112,8 @@ def _cell(cpus, sub, pol, jobs, index) -> dict:
     if counts:
         cell["slow_handoffs"] = max(r["slow_handoffs"] for r in counts)
         cell["slow_handoffs_max"] = max(r["slow_handoffs_max"] for r in counts)
+        runs = [r["slow_handoffs_run"] for r in counts if r.get("slow_handoffs_run") is not None]
+        cell["slow_handoffs_run"] = max(runs) if runs else None
     else:
         warn(f"{SCEN}/{sub}-{pol}: no slow hand-off counts (r<N>.handoffs)")
     return cell

@@ -70,6 +70,8 @@ def _stats_row(key, ss, res: Results) -> dict:
     hs = [s.handoffs for s in ss if s.handoffs is not None]
     row["slow_handoffs"] = sum(hs) if hs else None
     row["slow_handoffs_max"] = max(hs) if hs else None
+    hr = [s.handoffs_run for s in ss if s.handoffs_run is not None]
+    row["slow_handoffs_run"] = sum(hr) if hr else None
     cpi = [s.ctx / s.total_ios for s in ss if s.ctx is not None and s.total_ios]
     row["ctx_per_io"] = statistics.fmean(cpi) if cpi else None
     row["ctx_per_io_stdev"] = stdev0(cpi) if cpi else None

@@ -534,6 +534,7 @@ class PoliciesTest(GeneratedTree):
         self.assertAlmostEqual(c["light_vs_solo"], 2400 / 2700, places=9)
         self.assertAlmostEqual(c["light_p99_ns"], 480_000, places=3)
         self.assertEqual((c["slow_handoffs"], c["slow_handoffs_max"]), (3, 3))
+        self.assertEqual(self.cells[("latencies", "window")]["slow_handoffs_run"], 2)
         s = self.cells[("qd32_split", "lend")]
         self.assertEqual(s["split_jobs"], ["a", "b"])
         self.assertAlmostEqual(s["bw"]["a"], 520 * 2 ** 20, delta=1)   # 128 KiB × IOPS
@@ -560,6 +561,7 @@ class PoliciesTest(GeneratedTree):
         self.assertEqual(hand, {"kuai": True, "busch": False, "qd1_alone": True,
                                 "qd32_split": True, "block035": True, "latencies": True})
         self.assertEqual(self.verdict("slow_handoffs", sub="busch")["counts"]["borrow"], 3)
+        self.assertEqual(self.verdict("slow_handoffs", sub="latencies")["runs"]["window"], 2)
 
     def test_report_md(self):
         head = ("| scenario | policy | busy IOPS | light IOPS (/ solo) | light p99 µs | "
@@ -568,12 +570,20 @@ class PoliciesTest(GeneratedTree):
         for s in ("| Busch | borrow | 14.0k | 2.4k / 2.7k = **0.889** | 480 | – |  | 3 |",
                   "| Axboe b | lend | – | – |  | a 520 / b 480 MiB/s: **0.923** | a 4.2k · b 3.8k | 0 |",
                   "| block/035 | none | – | – |  | – | fast 500 · slow 600 | 0 |",
-                  "| three latencies | window | – | – |  | – | 100us 40.0k · 1ms 4.0k · 10ms 400 | 0 |",
+                  "| three latencies | window | – | – |  | – | 100us 40.0k · 1ms 4.0k · 10ms 400 | 0 (2) |",
+                  "| three latencies | lend | – | – |  | – | 100us 40.0k · 1ms 4.0k · 10ms 400 | 0 |",
                   "Busch/borrow: light IOPS / solo = 2.4k / 2.7k = 0.889 (target ≥ 0.9) → **FAIL**",
                   "Busch/none: light IOPS / solo = 300 / 2.7k = 0.111 (must visibly lose: ≤ 0.8) "
                   "→ **PASS**",
-                  "Busch: slow hand-offs none 0, fair 0, borrow 3, lend 0, window 0",
-                  "**Verdict summary:** 16/20 checks pass.", "**Clock:** virtual",
+                  "Busch: slow hand-offs while I/O runs none 0, fair 0, borrow 3, lend 0, window 0 "
+                  "(target: at most 0 in every run) → **FAIL**",
+                  "three latencies: slow hand-offs while I/O runs none 0, fair 0, borrow 0, lend 0, "
+                  "window 0 (target: at most 0 in every run); whole runs: none 0, fair 0, borrow 0, "
+                  "lend 0, window 2 → **PASS**",
+                  "three latencies: slow hand-offs over the whole runs, fio's start and end "
+                  "included: none 0, fair 0, borrow 0, lend 0, window 2 (target: at most 0) "
+                  "→ **FAIL**",
+                  "**Verdict summary:** 20/26 checks pass.", "**Clock:** virtual",
                   "<details><summary>All policies runs</summary>"):
             self.assertIn(s, self.md)
         for c in table_captions(self.md):
@@ -584,6 +594,9 @@ class PoliciesTest(GeneratedTree):
         rows = read_csv(os.path.join(self.out, "summary.csv"), with_cpus=True)
         r = rows[(2, "policies", "busch-borrow", "rnull", "light")]
         self.assertEqual(r["slow_handoffs"], "3")
+        self.assertEqual(r["slow_handoffs_run"], "3")
+        w = rows[(2, "policies", "latencies-window", "rnull", "10ms")]
+        self.assertEqual((w["slow_handoffs"], w["slow_handoffs_run"]), ("0", "2"))
         self.assertAlmostEqual(float(r["bw_mean"]), 2400 * 512, places=0)
         obj = json.loads(read(os.path.join(self.out, "summary.json")))
         self.assertEqual(len(obj["policies"]), 30)

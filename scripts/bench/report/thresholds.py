@@ -26,8 +26,9 @@ BUSCH_LOSE_POLICIES = ("none",)
 # device's bandwidth over the larger's, under every policy but these.
 SPLIT_FLOOR = 0.95
 SPLIT_EXEMPT_POLICIES = ("none",)
-# Every run: refused queues that got a tag 1 ms or more after a completion
-# woke them for one (host/slow_handoffs), at most this many.
+# Every run, while fio's I/O runs (`r<N>.handoffs`): refused queues that
+# waited 1 ms or more after a tag they could use was freed
+# (host/slow_handoffs), at most this many.
 SLOW_HANDOFFS_MAX = 0
 
 # Herrmann's time slices: the slice the gain target refers to, the
