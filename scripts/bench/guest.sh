@@ -113,10 +113,11 @@ peak_load() {
 	if [ "$1" = rnull_mod ]; then load rnull_mod; else load "$@"; fi
 }
 
-# Several vCPUs take turns on one host thread in an order that varies a
-# little between runs (their jobs' start above all): a second of warm-up
-# keeps the start out of the figures, and twice the run time averages the
-# rest (each vCPU gets a share of the virtual seconds). One vCPU needs none.
+# Several vCPUs take turns on one host thread: a second of warm-up keeps
+# the jobs' staggered start out of the figures, and twice the run time
+# gives each vCPU's job as many virtual seconds of its own as one vCPU's.
+# (The turns repeat exactly from boot to boot: the archives the guest
+# unpacks are the same bytes on every build, see scripts/initramfs.sh.)
 PEAK_RAMP=0 PEAK_RUNTIME=$RUNTIME
 [ "$CPUS" -gt 1 ] && PEAK_RAMP=1 PEAK_RUNTIME=$((RUNTIME * 2))
 
