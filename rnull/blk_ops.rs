@@ -36,7 +36,25 @@ impl DeviceData {
     /// operation but a flush). With `badblocks_partial_io` a failed
     /// request moves the data before the bad block's first logical block,
     /// and a read or write completes those bytes first.
-    fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, info: &Info) -> Status {
+    #[inline(always)]
+    fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, op: Op) -> Status {
+        // Inline: a device that keeps no data and has no bad blocks (the
+        // peak benchmark's) decides here, without a call.
+        if self.store.is_none() && self.badblocks.is_none() {
+            return match op {
+                Op::Other => Status::NOT_SUPPORTED,
+                _ => Status::OK,
+            };
+        }
+        self.execute_stored(ctx, rq)
+    }
+
+    /// [`Self::execute`] for a device with data or bad blocks. Reads the
+    /// request's fields itself: passed in, they would be stored for every
+    /// request, this path or not.
+    #[inline(never)]
+    fn execute_stored(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>) -> Status {
+        let info = rq.info();
         let hit = match &self.badblocks {
             Some(bb) if !matches!(info.op, Op::Flush | Op::Other) => {
                 bb.check(info.sector, info.bytes >> 9).map(|bad| (bb, bad))
@@ -75,7 +93,7 @@ impl DeviceData {
         &self,
         ctx: &Dispatch<'_>,
         rq: &Request<RNullOps>,
-        info: &Info,
+        info: Info,
         limit: u32,
     ) -> Status {
         let Some(store) = &self.store else {
@@ -121,7 +139,7 @@ impl DeviceData {
 /// (`badblocks_partial_io`): those are completed first, then the request
 /// fails at once.
 fn finish(rq: Request<RNullOps>, status: Status, end: impl FnOnce(Request<RNullOps>, Status)) {
-    match rq.data().take_done_bytes() {
+    match rq.data().done_bytes() {
         0 => end(rq, status),
         done => rq.end_partial(done, status),
     }
@@ -193,10 +211,10 @@ impl Operations for RNullOps {
                 None => return Ok(started),
             }
         }
-        let status = dev.execute(ctx, &rq, &info);
+        let status = dev.execute(ctx, &rq, info.op);
         if let Some(spindle) = &dev.spindle {
             rq.data().set_status(status);
-            Spindle::submit(spindle, rq, &info);
+            Spindle::submit(spindle, rq);
             return Ok(started);
         }
         // With a bandwidth limit a request completes once its bytes have
@@ -299,14 +317,19 @@ impl Operations for RNullOps {
         Some(&hw.polled)
     }
 
-    /// Also forgets the request's partial byte count: `finish` takes it,
-    /// but a request can leave without `finish` (timed out, dropped), and
-    /// a count left in the slot would make the slot's next request that
-    /// fails before moving any byte report bytes it never moved.
-    #[inline]
+    /// Gives back the request's host tag, if it holds one, and forgets its
+    /// partial byte count: `finish` reads it, but a request can leave
+    /// without `finish` (timed out, dropped), and a count left in the slot
+    /// would make the slot's next request that fails before moving any
+    /// byte report bytes it never moved. Inline: a request that holds
+    /// neither (no host budget, no bad block) costs one load.
+    #[inline(always)]
     fn release(rq: &Request<Self>) {
-        rq.data().clear_done_bytes();
-        release_host_tag(rq);
+        if rq.data().holds_anything() {
+            // The request's parts, not `rq`: a reference to it would need
+            // a stack slot on the common path.
+            release_held(rq.data(), rq.queue_data());
+        }
     }
 
     // Each end below gives the host tag back first: kapi calls `release`.
@@ -353,16 +376,16 @@ fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNull
     Some(rq)
 }
 
-/// Gives back the request's host tag, if it holds one, and re-runs the
-/// queues that waited for one.
-#[inline]
-fn release_host_tag(rq: &Request<RNullOps>) {
-    // The request's own slot first: it is next to the request, the device
-    // data is not, and without a budget nothing is held.
-    let Some(tag) = rq.data().take_host_tag() else {
+/// What [`RNullOps::release`] does for a request that holds something:
+/// gives its host tag back (re-running the queues that waited for one) and
+/// forgets its byte count.
+#[cold]
+#[inline(never)]
+fn release_held(cmd: &Command, dev: ArcBorrow<'_, DeviceData>) {
+    let Some(tag) = cmd.take_held() else {
         return;
     };
-    if let Some(host) = &rq.queue_data().host {
+    if let Some(host) = &dev.host {
         host.put(tag);
     }
 }

@@ -234,8 +234,13 @@ pub(crate) struct HwQueue {
 pub(crate) struct Command {
     /// The status to end with, carried from `queue_rq` to the completion.
     status: AtomicU8,
-    /// The host tag held, or [`NO_TAG`].
-    host_tag: AtomicU32,
+    /// What the request holds until it leaves the driver, in one word so
+    /// that the end of a request that holds nothing (no host budget, no
+    /// bad block) costs one compare with zero: the host tag plus one in
+    /// the low half (0: none), the bytes to complete successfully before
+    /// failing the rest (a bad block with `badblocks_partial_io`) in the
+    /// high half. 0 again when the request leaves (`RNullOps::release`).
+    held: AtomicU64,
     /// Arrival time at the rotational model's dispatcher.
     arrival_ns: AtomicU64,
     /// Software queue slot at the rotational model's dispatcher.
@@ -246,51 +251,35 @@ pub(crate) struct Command {
     /// On a poll queue: the time (`now_ns`) before which `poll` leaves the
     /// request alone (a bandwidth limit's delay), or 0.
     due_ns: AtomicU64,
-    /// Bytes to complete successfully before failing the rest (a bad
-    /// block with `badblocks_partial_io`), or 0. Cleared whenever the
-    /// request leaves the driver (`RNullOps::release`).
-    done_bytes: AtomicU32,
 }
-
-/// No host tag held.
-const NO_TAG: u32 = u32::MAX;
 
 impl Command {
     /// The data of a request slot the tag set has just allocated.
     pub(crate) fn new() -> Self {
         Self {
             status: AtomicU8::new(Status::OK.raw()),
-            host_tag: AtomicU32::new(NO_TAG),
+            held: AtomicU64::new(0),
             arrival_ns: AtomicU64::new(0),
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
             due_ns: AtomicU64::new(0),
-            done_bytes: AtomicU32::new(0),
         }
     }
 
     /// Stores how many bytes the failed request completes first (in
-    /// `queue_rq`).
+    /// `queue_rq`, after its host tag).
     pub(crate) fn set_done_bytes(&self, bytes: u32) {
-        // Relaxed: as `set_status`.
-        self.done_bytes.store(bytes, Ordering::Relaxed);
+        // Relaxed (every access to `held`): only the request's owner touches
+        // it, `queue_rq` and then the end that blk-mq orders after it (as
+        // `set_status`).
+        let tag = self.held.load(Ordering::Relaxed) & u64::from(u32::MAX);
+        self.held
+            .store(tag | u64::from(bytes) << 32, Ordering::Relaxed);
     }
 
-    /// Takes what [`Self::set_done_bytes`] stored, leaving 0 for the slot's
-    /// next request.
-    pub(crate) fn take_done_bytes(&self) -> u32 {
-        // Relaxed: as `status`. A load first: the common case stores nothing.
-        let bytes = self.done_bytes.load(Ordering::Relaxed);
-        if bytes != 0 {
-            self.done_bytes.store(0, Ordering::Relaxed);
-        }
-        bytes
-    }
-
-    /// Forgets what [`Self::set_done_bytes`] stored (the request leaves
-    /// the driver).
-    pub(crate) fn clear_done_bytes(&self) {
-        self.take_done_bytes();
+    /// What [`Self::set_done_bytes`] stored, or 0.
+    pub(crate) fn done_bytes(&self) -> u32 {
+        (self.held.load(Ordering::Relaxed) >> 32) as u32
     }
 
     /// On a poll queue: `poll` ends the request from `ns` on (0: at once).
@@ -318,25 +307,27 @@ impl Command {
         Status::from_raw(self.status.load(Ordering::Relaxed))
     }
 
-    /// Records the host tag taken by `queue_rq`.
+    /// Records the host tag taken by `queue_rq`, before anything else
+    /// is held.
     pub(crate) fn set_host_tag(&self, tag: u32) {
-        // Relaxed: read back by the completion of this same request, which
-        // blk-mq orders after `queue_rq`.
-        self.host_tag.store(tag, Ordering::Relaxed);
+        // Relaxed: see `set_done_bytes`.
+        self.held.store(u64::from(tag) + 1, Ordering::Relaxed);
     }
 
-    /// Takes the host tag held, if any, leaving none.
-    pub(crate) fn take_host_tag(&self) -> Option<u32> {
-        // Relaxed: only the request's owner touches its tag (set in
-        // `queue_rq`, taken by the end that blk-mq orders after it). A
-        // load first: without a budget nothing is held, and the common
-        // case costs no store.
-        let tag = self.host_tag.load(Ordering::Relaxed);
-        if tag == NO_TAG {
-            return None;
-        }
-        self.host_tag.store(NO_TAG, Ordering::Relaxed);
-        Some(tag)
+    /// Whether the request holds anything [`Self::take_held`] would take.
+    #[inline(always)]
+    pub(crate) fn holds_anything(&self) -> bool {
+        // Relaxed: see `set_done_bytes`.
+        self.held.load(Ordering::Relaxed) != 0
+    }
+
+    /// Forgets the byte count and takes the host tag held, if any, leaving
+    /// nothing held for the slot's next request.
+    pub(crate) fn take_held(&self) -> Option<u32> {
+        // Relaxed: see `set_done_bytes`.
+        let held = self.held.load(Ordering::Relaxed);
+        self.held.store(0, Ordering::Relaxed);
+        (held as u32).checked_sub(1)
     }
 
     /// Fault injection: takes the data identity this slot last requeued
@@ -374,7 +365,7 @@ impl SpindleRequest for Command {
         Command::status(self)
     }
 
-    fn take_done_bytes(&self) -> u32 {
-        Command::take_done_bytes(self)
+    fn done_bytes(&self) -> u32 {
+        Command::done_bytes(self)
     }
 }

@@ -154,7 +154,9 @@ impl HostMember {
     #[inline]
     pub(crate) fn put(&self, tag: u32) {
         let host = &self.host;
-        let waiters = host.tags.put(&self.queue.tags, tag, host.members(), now_ns);
+        let waiters = host
+            .tags
+            .put_with(&self.queue.tags, tag, || host.members(), now_ns);
         host.wake(waiters);
     }
 

@@ -74,8 +74,8 @@ pub(crate) trait SpindleRequest {
     fn status(&self) -> Status;
 
     /// How many of its bytes a failed request completes first (see
-    /// [`Request::end_partial`]), leaving 0.
-    fn take_done_bytes(&self) -> u32;
+    /// [`Request::end_partial`]); `Operations::release` forgets it.
+    fn done_bytes(&self) -> u32;
 }
 
 /// Software queues the dispatcher tells apart (the slice scheduler's);
@@ -254,10 +254,10 @@ where
         self.state.lock().disk.stats()
     }
 
-    /// Stages a started request (`info` its fields) and gives the drive
-    /// what it may take.
-    pub(crate) fn submit(timer: &Timer<Self>, rq: Request<T>, info: &Info) {
+    /// Stages a started request and gives the drive what it may take.
+    pub(crate) fn submit(timer: &Timer<Self>, rq: Request<T>) {
         let this = timer.target();
+        let info = rq.info();
         if info.bytes == 0 {
             // A flush: a write-through drive has nothing cached to write.
             let status = rq.data().status();
@@ -336,7 +336,7 @@ where
             done.map(|d| d.map(|s| s.rq))
         };
         for rq in done.into_iter().flatten() {
-            let (status, done) = (rq.data().status(), rq.data().take_done_bytes());
+            let (status, done) = (rq.data().status(), rq.data().done_bytes());
             // `end_partial` calls `Operations::release` first: the driver
             // gives back what it holds for the request (rnull: its host
             // tag).

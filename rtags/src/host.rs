@@ -1220,6 +1220,20 @@ impl HostTags {
         queues: &[Q],
         clock: C,
     ) -> u64 {
+        self.put_with(q, tag, || queues, clock)
+    }
+
+    /// [`Self::put`] with the queues given by `queues`, called only when
+    /// the put finds waiters: a caller that has to compute the list (a
+    /// load and a bounds check) keeps that off the common put.
+    #[inline(always)]
+    pub fn put_with<'q, Q: AsRef<QueueTags> + 'q, C: Clock>(
+        &self,
+        q: &QueueTags,
+        tag: u32,
+        queues: impl FnOnce() -> &'q [Q],
+        clock: C,
+    ) -> u64 {
         if !self.bitmap.put(tag) {
             return 0;
         }
@@ -1237,7 +1251,7 @@ impl HostTags {
         if self.waiters.load(Ordering::Relaxed) == 0 {
             return 0;
         }
-        self.hand_off(queues, &clock)
+        self.hand_off(queues(), &clock)
     }
 
     /// [`Self::put`] found waiters: takes the bits of those that may
