@@ -113,23 +113,39 @@ fn no_lost_wakeup_exhausted() {
     });
 }
 
+/// Queue 0 holds one tag of 8 under `fair`, queue 1 its fair share of
+/// 4 (two active queues), and a thread asks for a fifth for queue 1
+/// (the hint `hint`): the refusal at the limit the hand-off models race
+/// with. Returns the world, queue 0's tag, queue 1's tags and the thread.
+fn queue1_at_its_share(
+    hint: u32,
+) -> (
+    Arc<World>,
+    u32,
+    Vec<u32>,
+    thread::JoinHandle<Result<u32, Refusal>>,
+) {
+    let w = world(8, Policy::Fair);
+    let h = AtomicU32::new(0);
+    let t0 = w.host.get(&w.q[0], &h, 0).unwrap();
+    let held: Vec<u32> = (0..4)
+        .map(|_| w.host.get(&w.q[1], &h, 0).unwrap())
+        .collect();
+    assert_eq!(w.host.limit(&w.q[1], 0), 4);
+    let w2 = w.clone();
+    let b = thread::spawn(move || {
+        let hint = AtomicU32::new(hint);
+        w2.host.get(&w2.q[1], &hint, 1)
+    });
+    (w, t0, held, b)
+}
+
 /// (b') Lost wake-up, Limited: queue 1 is at its fair share (4 of 8 with
 /// two active queues); one of its tags is freed while it asks for another.
 #[test]
 fn no_lost_wakeup_limited() {
     loom::model(|| {
-        let w = world(8, Policy::Fair);
-        let hint = AtomicU32::new(0);
-        let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
-        let held: Vec<u32> = (0..4)
-            .map(|_| w.host.get(&w.q[1], &hint, 0).unwrap())
-            .collect();
-        assert_eq!(w.host.limit(&w.q[1], 0), 4);
-        let w2 = w.clone();
-        let b = thread::spawn(move || {
-            let hint = AtomicU32::new(0);
-            w2.host.get(&w2.q[1], &hint, 1)
-        });
+        let (w, t0, held, b) = queue1_at_its_share(0);
         let mask = w.host.put(&w.q[1], held[0], &w.q, 1);
         match b.join().unwrap() {
             Ok(t) => assert!(t < 8),
@@ -155,18 +171,7 @@ fn no_lost_wakeup_limited() {
 #[test]
 fn limited_waiter_skipped_by_others_is_not_lost() {
     bounded(3, || {
-        let w = world(8, Policy::Fair);
-        let hint = AtomicU32::new(0);
-        let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
-        let held: Vec<u32> = (0..4)
-            .map(|_| w.host.get(&w.q[1], &hint, 0).unwrap())
-            .collect();
-        assert_eq!(w.host.limit(&w.q[1], 0), 4);
-        let w2 = w.clone();
-        let b = thread::spawn(move || {
-            let hint = AtomicU32::new(1);
-            w2.host.get(&w2.q[1], &hint, 1)
-        });
+        let (w, t0, held, b) = queue1_at_its_share(1);
         let w3 = w.clone();
         let own = held[0];
         let c = thread::spawn(move || w3.host.put(&w3.q[1], own, &w3.q, 1));
@@ -191,17 +196,7 @@ fn limited_waiter_skipped_by_others_is_not_lost() {
 #[test]
 fn put_keeps_a_waiter_at_its_limit() {
     loom::model(|| {
-        let w = world(8, Policy::Fair);
-        let hint = AtomicU32::new(0);
-        let t0 = w.host.get(&w.q[0], &hint, 0).unwrap();
-        let held: Vec<u32> = (0..4)
-            .map(|_| w.host.get(&w.q[1], &hint, 0).unwrap())
-            .collect();
-        let w2 = w.clone();
-        let b = thread::spawn(move || {
-            let hint = AtomicU32::new(1);
-            w2.host.get(&w2.q[1], &hint, 1)
-        });
+        let (w, t0, held, b) = queue1_at_its_share(1);
         let other = w.host.put(&w.q[0], t0, &w.q, 1);
         assert_eq!(b.join().unwrap(), Err(Refusal::Limited));
         assert_eq!(other & 0b10, 0, "queue 1 handed out at its limit");
