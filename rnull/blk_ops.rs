@@ -192,6 +192,9 @@ impl Operations for RNullOps {
             }
             return Err(rq.refuse(Status::RESOURCE));
         }
+        // Nothing refuses the request after it took a host tag: blk-mq
+        // would keep the tag's request, and its next dispatch would take
+        // another.
         if let Some(host) = &dev.host {
             match host.get(&hw.hint) {
                 Ok(tag) => rq.data().set_host_tag(tag),
@@ -321,15 +324,26 @@ impl Operations for RNullOps {
     /// partial byte count: `finish` reads it, but a request can leave
     /// without `finish` (timed out, dropped), and a count left in the slot
     /// would make the slot's next request that fails before moving any
-    /// byte report bytes it never moved. Inline: a request that holds
-    /// neither (no host budget, no bad block) costs one load.
+    /// byte report bytes it never moved. kapi calls it only when
+    /// [`Self::holds`] says so, and only out of line: inline there.
     #[inline(always)]
     fn release(rq: &Request<Self>) {
-        if rq.data().holds_anything() {
-            // The request's parts, not `rq`: a reference to it would need
-            // a stack slot on the common path.
-            release_held(rq.data(), rq.queue_data());
+        let Some(tag) = rq.data().take_held() else {
+            return;
+        };
+        let dev = rq.queue_data();
+        // Only a device in a budget takes host tags, and it stays in it.
+        debug_assert!(dev.host.is_some());
+        if let Some(host) = &dev.host {
+            host.put(tag);
         }
+    }
+
+    /// A request holds something only with a host budget or a bad block:
+    /// one load tells.
+    #[inline(always)]
+    fn holds(rq: &Request<Self>) -> bool {
+        rq.data().holds_anything()
     }
 
     // Each end below gives the host tag back first: kapi calls `release`.
@@ -374,18 +388,4 @@ fn inject_fault(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNull
         return None;
     }
     Some(rq)
-}
-
-/// What [`RNullOps::release`] does for a request that holds something:
-/// gives its host tag back (re-running the queues that waited for one) and
-/// forgets its byte count.
-#[cold]
-#[inline(never)]
-fn release_held(cmd: &Command, dev: ArcBorrow<'_, DeviceData>) {
-    let Some(tag) = cmd.take_held() else {
-        return;
-    };
-    if let Some(host) = &dev.host {
-        host.put(tag);
-    }
 }

@@ -270,8 +270,11 @@ impl Command {
     /// `queue_rq`, after its host tag).
     pub(crate) fn set_done_bytes(&self, bytes: u32) {
         // Relaxed (every access to `held`): only the request's owner touches
-        // it, `queue_rq` and then the end that blk-mq orders after it (as
-        // `set_status`).
+        // it, `queue_rq` and then whoever ends it, ordered after `queue_rq`
+        // by the hand-off between them: blk_mq_complete_request's IPI or
+        // softirq, the hrtimer's start, the poll list's Release/Acquire,
+        // the rotational model's lock, or `lose`'s Release to the timeout
+        // handler's Acquire.
         let tag = self.held.load(Ordering::Relaxed) & u64::from(u32::MAX);
         self.held
             .store(tag | u64::from(bytes) << 32, Ordering::Relaxed);
@@ -308,9 +311,14 @@ impl Command {
     }
 
     /// Records the host tag taken by `queue_rq`, before anything else
-    /// is held.
+    /// is held: a request that left the driver holds nothing
+    /// (`RNullOps::release`), and `queue_rq` takes the tag before it
+    /// could record a byte count.
     pub(crate) fn set_host_tag(&self, tag: u32) {
+        // A tag and its `+ 1` fit the low half.
+        const { assert!(crate::rtags::bitmap::MAX_TAGS < u32::MAX) };
         // Relaxed: see `set_done_bytes`.
+        debug_assert_eq!(self.held.load(Ordering::Relaxed), 0);
         self.held.store(u64::from(tag) + 1, Ordering::Relaxed);
     }
 

@@ -99,7 +99,7 @@ pub(super) unsafe fn add_to_batch<T: Operations>(
         Some(_) => return Some(rq),
     }
     // The request leaves the driver here, as in `Request::end`.
-    T::release(&rq);
+    rq.release();
     let raw = rq.into_raw();
     // SAFETY: `iob` is ours for the call (see above); `raw` is a started
     // request whose ownership moves to the batch, which its owner ends.

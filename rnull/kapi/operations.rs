@@ -77,9 +77,19 @@ pub(crate) trait Operations: Sized + 'static {
 
     /// Gives back what the driver holds for `rq` (a budget tag, ...): called
     /// once each time the request leaves the driver, however it does
-    /// (ended, batched, requeued or dropped), right before it goes. Not a
-    /// blk-mq callback; the default holds nothing.
+    /// (ended, batched, requeued or dropped), right before it goes, if
+    /// [`Self::holds`] says it holds something. Not a blk-mq callback; the
+    /// default holds nothing.
     fn release(_rq: &Request<Self>) {}
+
+    /// Whether `rq` holds anything [`Self::release`] gives back. Inlined
+    /// into every end: a driver that can tell cheaply (one load) lets a
+    /// request that holds nothing end with a tail call into blk-mq, and
+    /// `release` run out of line. The default says yes.
+    #[inline(always)]
+    fn holds(_rq: &Request<Self>) -> bool {
+        true
+    }
 
     /// A request handed to [`Request::complete`] comes back here.
     fn complete(_rq: Request<Self>) {

@@ -392,8 +392,32 @@ impl<T: Operations> Request<T> {
         unsafe { T::QueueData::borrow((*(*self.rq.as_ptr()).q).queuedata) }
     }
 
+    /// Gives back what the driver holds for the request, if anything
+    /// ([`Operations::holds`], [`Operations::release`]): the request is
+    /// about to leave the driver.
+    #[inline(always)]
+    pub(super) fn release(&self) {
+        if T::holds(self) {
+            T::release(self);
+        }
+    }
+
     /// Ends the request with `status`.
+    #[inline]
     pub(crate) fn end(self, status: Status) {
+        // Two tails, so that the common one (nothing held) needs no frame
+        // to keep `self` and `status` across a call.
+        if T::holds(&self) {
+            return self.end_held(status);
+        }
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request; ownership ends here.
+        unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
+    }
+
+    /// [`Self::end`] for a request that holds something.
+    #[inline(never)]
+    fn end_held(self, status: Status) {
         T::release(&self);
         let rq = self.into_raw();
         // SAFETY: we owned the started request; ownership ends here.
@@ -406,7 +430,7 @@ impl<T: Operations> Request<T> {
     /// bios wholly before the failure complete without error. With `done`
     /// 0, or not short of the request's length, this is [`Self::end`].
     pub(crate) fn end_partial(self, done: u32, status: Status) {
-        T::release(&self);
+        self.release();
         let rq = self.into_raw();
         // A partial update leaves the request started with the remaining
         // bytes, which `blk_mq_end_request` then ends.
@@ -422,7 +446,7 @@ impl<T: Operations> Request<T> {
     /// Gives the request back to blk-mq to be dispatched again later
     /// (fault injection: a requeue).
     pub(crate) fn requeue(self) {
-        T::release(&self);
+        self.release();
         let rq = self.into_raw();
         // SAFETY: we owned the started request; blk-mq takes it back and
         // will dispatch it again through `queue_rq`.
@@ -477,7 +501,7 @@ impl<T: Operations> Request<T> {
 
 impl<T: Operations> Drop for Request<T> {
     fn drop(&mut self) {
-        T::release(self);
+        self.release();
         // SAFETY: we own the started request; a forgotten request would hang
         // until blk-mq's timeout, so fail it instead.
         unsafe { bindings::blk_mq_end_request(self.rq.as_ptr(), Status::IO_ERROR.raw()) };

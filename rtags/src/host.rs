@@ -1830,6 +1830,31 @@ mod tests {
     }
 
     #[test]
+    fn put_reads_the_queues_only_when_it_finds_waiters() {
+        // q0 holds the whole budget; a put without waiters does not ask
+        // for the list, one with q1 waiting asks once and hands q1 out.
+        let h = HostTags::new(8, Policy::Fair).unwrap();
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let qs = [&q0, &q1];
+        let asked = core::cell::Cell::new(0);
+        let list = || {
+            asked.set(asked.get() + 1);
+            &qs[..]
+        };
+        let mut t0 = take(&h, &q0, 8, 0);
+        assert_eq!(h.put_with(&q0, t0.pop().unwrap(), list, 1), 0);
+        assert_eq!(asked.get(), 0);
+        t0.push(h.get(&q0, &AtomicU32::new(0), 2).unwrap());
+        assert_eq!(h.get(&q1, &AtomicU32::new(0), 3), Err(Refusal::Exhausted));
+        assert_eq!(h.put_with(&q0, t0.pop().unwrap(), list, 4), 0b10);
+        assert_eq!(asked.get(), 1);
+        for t in t0 {
+            h.put(&q0, t, &qs, 5);
+        }
+        assert_eq!(h.in_use(), 0);
+    }
+
+    #[test]
     fn tick_hands_off_a_waiter_whose_limit_rose() {
         // Fair, 8 tags: q1 is refused at its share of 4 while q0 holds a
         // tag, which q0's put cannot hand to q1 (still at its share).
