@@ -230,11 +230,21 @@ impl<T: Operations> TagSet<T> {
 
     /// Gives the set `counts` hardware queues (`blk_mq_update_nr_hw_queues`,
     /// which calls `map_queues` with them). `disks` is the caller's lock of
-    /// [`Self::disks`], which must count one disk, prepared for its hardware
-    /// queue directories and contexts to be replaced. `EINVAL` for no
-    /// default queue or poll queues on a set made without them (it has one
-    /// map); `ENOMEM` if blk-mq kept the old number.
-    pub(super) fn update_counts(&self, disks: &DisksGuard<'_>, counts: QueueCounts) -> Result {
+    /// [`Self::disks`], which must count one disk. `EINVAL` for no default
+    /// queue or poll queues on a set made without them (it has one map);
+    /// `ENOMEM` if blk-mq kept the old number.
+    ///
+    /// # Safety
+    ///
+    /// The set's one disk must be prepared for its hardware contexts and
+    /// their sysfs directories to be replaced: no file of the driver's in
+    /// those directories, no waker that could run its queue meanwhile
+    /// (see `Disk::update_hw_queues`).
+    pub(super) unsafe fn update_counts(
+        &self,
+        disks: &DisksGuard<'_>,
+        counts: QueueCounts,
+    ) -> Result {
         if **disks != 1 {
             return Err(EINVAL);
         }
@@ -255,7 +265,8 @@ impl<T: Operations> TagSet<T> {
         self.split.cur.store(counts.pack(), Ordering::Relaxed);
         let nr = core::ffi::c_int::try_from(total).map_err(|_| EINVAL)?;
         // blk-mq serialises with its own users (`tag_list_lock`, queue
-        // freezing), and the set's one disk is prepared (caller).
+        // freezing), and the set's one disk is prepared (the caller's
+        // guarantee).
         // SAFETY: the set is allocated; see above.
         let now = unsafe {
             bindings::blk_mq_update_nr_hw_queues(raw, nr);
