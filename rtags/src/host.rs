@@ -1704,6 +1704,14 @@ mod tests {
         (0..n).map(|_| h.get(q, &hint, now).unwrap()).collect()
     }
 
+    /// Puts `tags` of `q` back at `now` and checks that none is left held.
+    fn give_back(h: &HostTags, q: &QueueTags, tags: Vec<u32>, qs: &[&QueueTags], now: u64) {
+        for t in tags {
+            h.put(q, t, qs, now);
+        }
+        assert_eq!(h.in_use(), 0);
+    }
+
     /// On a 64-tag host: `q1` active, then refused at time 10 while `q0`
     /// holds every tag (taken at 0), which starves it under `Borrow`.
     /// Returns `q0`'s tags.
@@ -1848,10 +1856,7 @@ mod tests {
         assert_eq!(h.get(&q1, &AtomicU32::new(0), 3), Err(Refusal::Exhausted));
         assert_eq!(h.put_with(&q0, t0.pop().unwrap(), list, 4), 0b10);
         assert_eq!(asked.get(), 1);
-        for t in t0 {
-            h.put(&q0, t, &qs, 5);
-        }
-        assert_eq!(h.in_use(), 0);
+        give_back(&h, &q0, t0, &qs, 5);
     }
 
     #[test]
@@ -1874,10 +1879,7 @@ mod tests {
         assert_eq!(h.tick(&qs, 3), 0);
         assert_eq!(h.tick(&qs, 4), 0b10);
         assert_eq!((h.active_queues(), h.waiter_mask()), (1, 0));
-        for t in t1 {
-            h.put(&q1, t, &qs, 5);
-        }
-        assert_eq!(h.in_use(), 0);
+        give_back(&h, &q1, t1, &qs, 5);
     }
 
     #[test]
