@@ -325,7 +325,8 @@ impl Operations for RNullOps {
     /// without `finish` (timed out, dropped), and a count left in the slot
     /// would make the slot's next request that fails before moving any
     /// byte report bytes it never moved. kapi calls it only when
-    /// [`Self::holds`] says so, and only out of line: inline there.
+    /// [`Self::holds`] says so; inline, since `Request::end` already puts
+    /// it out of line.
     #[inline(always)]
     fn release(rq: &Request<Self>) {
         let Some(tag) = rq.data().take_held() else {

@@ -273,8 +273,11 @@ impl Command {
         // it, `queue_rq` and then whoever ends it, ordered after `queue_rq`
         // by the hand-off between them: blk_mq_complete_request's IPI or
         // softirq, the hrtimer's start, the poll list's Release/Acquire,
-        // the rotational model's lock, or `lose`'s Release to the timeout
-        // handler's Acquire.
+        // the rotational model's lock, `lose`'s Release to the timeout
+        // handler's Acquire, or the timer base lock behind a timeout's
+        // `hrtimer_try_to_cancel`. The previous use's clearing is ordered
+        // before the slot's next `queue_rq` by blk-mq's tag free and
+        // allocation (or the requeue list's lock after `requeue`).
         let tag = self.held.load(Ordering::Relaxed) & u64::from(u32::MAX);
         self.held
             .store(tag | u64::from(bytes) << 32, Ordering::Relaxed);

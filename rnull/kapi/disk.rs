@@ -342,8 +342,9 @@ impl<T: DiskFiles> Disk<T> {
         }
         // Before blk-mq deletes their directories.
         drop(core::mem::take(&mut self.hctx_files));
-        // SAFETY: the disk, the set's only one, is out of the waker and its
-        // hardware queue files are gone (just above).
+        // SAFETY: `disks` is this set's own guard (taken above); the disk,
+        // the set's only one, is out of the waker and its hardware queue
+        // files are gone (just above).
         let updated = unsafe { tagset.update_counts(&disks, counts) };
         let files = self.add_hctx_files();
         if let Some((waker, index)) = &self.waker {

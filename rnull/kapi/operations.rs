@@ -82,13 +82,15 @@ pub(crate) trait Operations: Sized + 'static {
     /// default holds nothing.
     fn release(_rq: &Request<Self>) {}
 
-    /// Whether `rq` holds anything [`Self::release`] gives back. Inlined
-    /// into every end: a driver that can tell cheaply (one load) lets a
-    /// request that holds nothing end with a tail call into blk-mq, and
-    /// `release` run out of line. The default says yes.
+    /// Whether `rq` holds anything [`Self::release`] gives back: it must
+    /// say yes whenever `release` would do anything (a no skips `release`
+    /// at every exit). Inlined into every exit: a driver that can tell
+    /// cheaply (one load) lets a request that holds nothing end with a
+    /// tail call into blk-mq, and `Request::end` runs `release` out of
+    /// line. The default says yes exactly when the driver has a `release`.
     #[inline(always)]
     fn holds(_rq: &Request<Self>) -> bool {
-        true
+        Self::HAS_RELEASE
     }
 
     /// A request handed to [`Request::complete`] comes back here.

@@ -236,10 +236,11 @@ impl<T: Operations> TagSet<T> {
     ///
     /// # Safety
     ///
-    /// The set's one disk must be prepared for its hardware contexts and
-    /// their sysfs directories to be replaced: no file of the driver's in
-    /// those directories, no waker that could run its queue meanwhile
-    /// (see `Disk::update_hw_queues`).
+    /// `disks` must guard this set's own count ([`Self::disks`]), and the
+    /// set's one disk must be prepared for its hardware contexts and their
+    /// sysfs directories to be replaced: no file of the driver's in those
+    /// directories, no waker that could run its queue meanwhile (see
+    /// `Disk::update_hw_queues`).
     pub(super) unsafe fn update_counts(
         &self,
         disks: &DisksGuard<'_>,
