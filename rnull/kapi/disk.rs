@@ -342,9 +342,9 @@ impl<T: DiskFiles> Disk<T> {
         }
         // Before blk-mq deletes their directories.
         drop(core::mem::take(&mut self.hctx_files));
-        // SAFETY: `disks` is this set's own guard (taken above); the disk,
-        // the set's only one, is out of the waker and its hardware queue
-        // files are gone (just above).
+        // `disks` is this set's own guard (taken above); the disk, the
+        // set's only one, is out of the waker, its hctx files gone.
+        // SAFETY: as above.
         let updated = unsafe { tagset.update_counts(&disks, counts) };
         let files = self.add_hctx_files();
         if let Some((waker, index)) = &self.waker {
