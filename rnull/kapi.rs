@@ -10,6 +10,7 @@
 
 pub(crate) mod badblocks;
 pub(crate) mod batch;
+pub(crate) mod chunks;
 pub(crate) mod configfs;
 pub(crate) mod cpu;
 pub(crate) mod disk;

@@ -35,7 +35,10 @@
 //! [`super::write_cache::WriteCache`]'s lock around it (a cached device
 //! runs every transfer under that lock instead of locklessly).
 
-use super::{dispatch::Dispatch, lock_class::LockClass, operations::Operations, request::Request};
+use super::{
+    chunks::walk, dispatch::Dispatch, lock_class::LockClass, operations::Operations,
+    request::Request,
+};
 use core::{
     ffi::c_void,
     pin::Pin,
@@ -242,10 +245,10 @@ impl PageStore {
             Dir::FromDevice
         };
         let raw = rq.as_raw();
-        let (mut sector, bytes, mut bio) =
-            // SAFETY: `rq` is a started request we own: its fields, bio chain and bvecs are
+        let (sector, bytes) =
+            // SAFETY: `rq` is a started request we own: its fields are
             // stable until we end it.
-            unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
+            unsafe { ((*raw).__sector, (*raw).__data_len) };
         let bytes = bytes.min(limit);
         // Under RCU a write allocates a missing page as it copies, and
         // publishes it with its data (so only a partly written page needs
@@ -266,84 +269,43 @@ impl PageStore {
         } else {
             Some(self.lock())
         };
-        let mut left = bytes;
-        while !bio.is_null() && left > 0 {
-            // SAFETY: `bio` is a live bio of the request.
-            let (vecs, iter, next) = unsafe { ((*bio).bi_io_vec, (*bio).bi_iter, (*bio).bi_next) };
-            let (mut idx, mut done, mut remaining) = (
-                iter.bi_idx as usize,
-                iter.bi_bvec_done,
-                iter.bi_size.min(left),
-            );
-            left -= remaining;
-            while remaining > 0 {
-                // SAFETY: `idx` stays below the bio's vector count while
-                // `remaining` bytes are left, as the block layer guarantees.
-                let bv = unsafe { *vecs.add(idx) };
-                let len = (bv.bv_len - done).min(remaining);
-                self.copy_segment(&bv, bv.bv_offset + done, len, &mut sector, dir, fill)?;
-                remaining -= len;
-                done += len;
-                if done == bv.bv_len {
-                    idx += 1;
-                    done = 0;
-                }
-            }
-            bio = next;
-        }
-        Ok(())
+        walk(rq, bytes, |io, sector, len| {
+            self.copy_chunk(io, sector, len, dir, fill)
+        })
     }
 
-    /// Copies `len` bytes at byte `offset` of the (possibly multi-page)
-    /// segment `bv`, advancing `sector`.
+    /// Copies the `len` bytes at `io` (mapped by [`walk`], within one page
+    /// of the request's memory) to or from the store at `sector` (within
+    /// one store page).
     ///
     /// The caller holds RCU or `xa_lock` (see the module docs); with `fill`
-    /// (RCU only) a write allocates and publishes the pages it misses.
-    fn copy_segment(
-        &self,
-        bv: &bindings::bio_vec,
-        mut offset: u32,
-        mut len: u32,
-        sector: &mut u64,
-        dir: Dir,
-        fill: bool,
-    ) -> Result {
-        while len > 0 {
-            let in_page = u64::from(offset) % PAGE_SIZE;
-            let store_off = (*sector % SECTORS_PER_PAGE) << SECTOR_SHIFT;
-            let chunk = u64::from(len)
-                .min(PAGE_SIZE - in_page)
-                .min(PAGE_SIZE - store_off);
-            let index = *sector / SECTORS_PER_PAGE;
+    /// (RCU only) a write allocates and publishes the page it misses.
+    #[inline(always)]
+    fn copy_chunk(&self, io: *mut u8, sector: u64, len: usize, dir: Dir, fill: bool) -> Result {
+        let store_off = ((sector % SECTORS_PER_PAGE) << SECTOR_SHIFT) as usize;
+        let index = sector / SECTORS_PER_PAGE;
+        loop {
             let mut store = self.lookup(index);
             let mut fresh = core::ptr::null_mut();
             if store.is_null() && fill {
                 // Not zeroed if the chunk covers it: nobody sees the page
                 // before it holds our data.
-                fresh = Self::alloc_page(ALLOC_UNDER_RCU, chunk != PAGE_SIZE)?;
+                fresh = Self::alloc_page(ALLOC_UNDER_RCU, len as u64 != PAGE_SIZE)?;
                 store = fresh;
             }
-            // Multi-page bvecs cover physically contiguous pages, so the page
-            // at `offset / PAGE_SIZE` is part of this segment; both mappings
-            // cover whole pages and `in_page + chunk`, `store_off + chunk`
-            // stay within them.
             // A write finds no page only when a racing discard removed it:
-            // skip it, as if the discard came after the write.
-            // SAFETY: as above; a found store page is kept alive by the
-            // caller's RCU read lock or `xa_lock`.
+            // skip it, as if the discard came after the write. A found
+            // store page is kept alive by the caller's RCU read lock or
+            // `xa_lock`; its mapping covers the page, and `store_off + len`
+            // stays within it; `io` is mapped for `len` bytes (`walk`).
+            // SAFETY: as above.
             unsafe {
-                let page = bv.bv_page.add((u64::from(offset) / PAGE_SIZE) as usize);
-                let io = bindings::kmap_local_page(page)
-                    .cast::<u8>()
-                    .add(in_page as usize);
                 if store.is_null() {
                     if dir == Dir::FromDevice {
-                        core::ptr::write_bytes(io, 0, chunk as usize);
+                        core::ptr::write_bytes(io, 0, len);
                     }
                 } else {
-                    let mem = bindings::kmap_local_page(store)
-                        .cast::<u8>()
-                        .add(store_off as usize);
+                    let mem = bindings::kmap_local_page(store).cast::<u8>().add(store_off);
                     // C's memcpy, not `copy_nonoverlapping`: overlapping
                     // requests may copy to and from one store page at once
                     // (the block layer gives them no order), a race on the
@@ -352,24 +314,17 @@ impl PageStore {
                         Dir::ToDevice => (mem, io),
                         Dir::FromDevice => (io, mem),
                     };
-                    bindings::memcpy(to.cast(), from.cast(), chunk as usize);
+                    bindings::memcpy(to.cast(), from.cast(), len);
                     bindings::kunmap_local(mem.cast::<c_void>());
                 }
-                bindings::kunmap_local(io.cast::<c_void>());
             }
-            if !fresh.is_null() {
-                let winner = self.publish(index, fresh, ALLOC_UNDER_RCU)?;
-                if winner != fresh {
-                    // Another writer published the page first; ours is
-                    // gone, write into theirs (same offsets).
-                    continue;
-                }
+            if !fresh.is_null() && self.publish(index, fresh, ALLOC_UNDER_RCU)? != fresh {
+                // Another writer published the page first; ours is gone,
+                // write into theirs (same offsets).
+                continue;
             }
-            *sector += chunk >> SECTOR_SHIFT;
-            offset += chunk as u32;
-            len -= chunk as u32;
+            return Ok(());
         }
-        Ok(())
     }
 
     /// Drops the data of `bytes` bytes from `sector`: whole pages are freed,

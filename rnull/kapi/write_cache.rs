@@ -26,6 +26,7 @@
 //! off grace periods as `rcu_read_lock()` does.
 
 use super::{
+    chunks::walk,
     operations::Operations,
     pages::{
         free_page_after_grace_period, PageStore, ALLOC_UNDER_RCU, PAGE_SIZE, SECTORS_PER_PAGE,
@@ -213,68 +214,6 @@ fn page_of(store: &PageStore, index: u64, len: usize) -> Result<*mut bindings::p
     }
     let page = PageStore::alloc_page(ALLOC_UNDER_RCU, len as u64 != PAGE_SIZE)?;
     store.publish(index, page, ALLOC_UNDER_RCU)
-}
-
-/// Calls `f(io, sector, len)` for the first `limit` bytes of `rq`'s data,
-/// in chunks within one page of the request's memory and one device page;
-/// `io` points to the chunk, mapped for the call.
-fn walk<T: Operations>(
-    rq: &Request<T>,
-    limit: u32,
-    mut f: impl FnMut(*mut u8, u64, usize) -> Result,
-) -> Result {
-    let raw = rq.as_raw();
-    // SAFETY: `rq` is a started request we own: its fields, bio chain and
-    // bvecs are stable until we end it.
-    let (mut sector, bytes, mut bio) = unsafe { ((*raw).__sector, (*raw).__data_len, (*raw).bio) };
-    let mut left = bytes.min(limit);
-    while !bio.is_null() && left > 0 {
-        // SAFETY: `bio` is a live bio of the request.
-        let (vecs, iter, next) = unsafe { ((*bio).bi_io_vec, (*bio).bi_iter, (*bio).bi_next) };
-        let (mut idx, mut done, mut remaining) = (
-            iter.bi_idx as usize,
-            iter.bi_bvec_done,
-            iter.bi_size.min(left),
-        );
-        left -= remaining;
-        while remaining > 0 {
-            // SAFETY: `idx` stays below the bio's vector count while
-            // `remaining` bytes are left, as the block layer guarantees.
-            let bv = unsafe { *vecs.add(idx) };
-            let seg = (bv.bv_len - done).min(remaining);
-            let (mut off, mut len) = (u64::from(bv.bv_offset + done), u64::from(seg));
-            while len > 0 {
-                let in_page = off % PAGE_SIZE;
-                let dev_off = (sector % SECTORS_PER_PAGE) << SECTOR_SHIFT;
-                let chunk = len.min(PAGE_SIZE - in_page).min(PAGE_SIZE - dev_off);
-                // A multi-page bvec covers physically contiguous pages, so
-                // the page at `off / PAGE_SIZE` is part of the segment; the
-                // mapping covers the page, and `in_page + chunk` stays in it.
-                // SAFETY: as above.
-                let io = unsafe {
-                    let page = bv.bv_page.add((off / PAGE_SIZE) as usize);
-                    bindings::kmap_local_page(page)
-                        .cast::<u8>()
-                        .add(in_page as usize)
-                };
-                let r = f(io, sector, chunk as usize);
-                // SAFETY: mapped above, on this CPU, and nothing mapped since.
-                unsafe { bindings::kunmap_local(io.cast::<c_void>()) };
-                r?;
-                sector += chunk >> SECTOR_SHIFT;
-                off += chunk;
-                len -= chunk;
-            }
-            remaining -= seg;
-            done += seg;
-            if done == bv.bv_len {
-                idx += 1;
-                done = 0;
-            }
-        }
-        bio = next;
-    }
-    Ok(())
 }
 
 /// Copies `len` bytes between `io` and `page` at `off`: into the page if
