@@ -149,19 +149,29 @@ must_fail wr 96 8 /tmp/a
 wr 96 8 /tmp/a || fail "once: second write over 100"
 expect_eq "$(table)" "" "once: table after the failed write"
 
+# failed_write WHAT FIRST BAD GOOD: writes /tmp/old over FIRST..FIRST+15,
+# marks BAD (a range) bad, checks that writing /tmp/new there fails, clears
+# BAD, and checks that the first GOOD bytes read back are /tmp/new's (what
+# the failed write moved) and the rest /tmp/old's.
+failed_write() {
+	wr "$2" 16 /tmp/old || fail "$1: write of $2.."
+	echo "+$3" >$d/badblocks || fail "$1: +$3"
+	must_fail wr "$2" 16 /tmp/new
+	echo "-$3" >$d/badblocks || fail "$1: -$3"
+	rd "$2" 16 /tmp/got || fail "$1: read back from $2"
+	[ "$4" = 0 ] || expect_eq "$(head -c "$4" /tmp/got | md5sum)" \
+		"$(head -c "$4" /tmp/new | md5sum)" "$1: the first $4 bytes written"
+	expect_eq "$(tail -c "+$(($4 + 1))" /tmp/got | md5sum)" \
+		"$(tail -c "+$(($4 + 1))" /tmp/old | md5sum)" "$1: the rest untouched"
+}
+
 # Partial mode: a write stops at the bad block, the data before it lands.
 echo 0 >$d/power && echo 0 >$d/badblocks_once && echo 1 >$d/badblocks_partial_io ||
 	fail "partial mode settings"
 echo 1 >$d/power || fail "power=1 in partial mode"
 dd if=/dev/urandom of=/tmp/old bs=512 count=16 2>/dev/null
 dd if=/dev/urandom of=/tmp/new bs=512 count=16 2>/dev/null
-wr 300 16 /tmp/old || fail "write of 300..315"
-echo "+310-311" >$d/badblocks || fail "+310-311"
-must_fail wr 300 16 /tmp/new
-echo "-310-311" >$d/badblocks || fail "-310-311"
-rd 300 16 /tmp/got || fail "read back 300..315"
-expect_eq "$(head -c 5120 /tmp/got | md5sum)" "$(head -c 5120 /tmp/new | md5sum)" "partial: 300..309 written"
-expect_eq "$(tail -c 3072 /tmp/got | md5sum)" "$(tail -c 3072 /tmp/old | md5sum)" "partial: 310..315 untouched"
+failed_write partial 300 310-311 5120
 # Bad again, for the plain mode below.
 echo "+310-311" >$d/badblocks || fail "+310-311 again"
 # Three 4 KiB writes submitted together (libaio plugs three or more) merge
@@ -175,24 +185,14 @@ echo 0 >$d/power || fail "power=0"
 # request fails as a whole. (300..315 is written whole first, so that
 # nothing of the partial write above counts.)
 echo 0 >$d/badblocks_partial_io && echo 1 >$d/power || fail "plain mode"
-echo "-310-311" >$d/badblocks && wr 300 16 /tmp/new && echo "+310-311" >$d/badblocks ||
-	fail "plain: set-up of 300..315"
-must_fail wr 300 16 /tmp/old
-echo "-310-311" >$d/badblocks || fail "-310-311"
-rd 300 16 /tmp/got || fail "read back 300..315"
-expect_eq "$(md5sum </tmp/got)" "$(md5sum </tmp/new)" "plain: 300..315 not written"
+echo "-310-311" >$d/badblocks || fail "plain: -310-311"
+failed_write plain 300 310-311 0
 merged_write "plain" 3
 
 # With 4 KiB blocks a partial write stops at the bad sector's block.
 echo 0 >$d/power && echo 4096 >$d/blocksize && echo 1 >$d/badblocks_partial_io &&
 	echo "-0-34359738367" >$d/badblocks && echo 1 >$d/power || fail "4 KiB blocks"
-wr 400 16 /tmp/old || fail "4k: write of 400..415"
-echo "+410-410" >$d/badblocks || fail "4k: +410-410"
-must_fail wr 400 16 /tmp/new
-echo "-410-410" >$d/badblocks || fail "4k: -410-410"
-rd 400 16 /tmp/got || fail "4k: read back 400..415"
-expect_eq "$(head -c 4096 /tmp/got | md5sum)" "$(head -c 4096 /tmp/new | md5sum)" "4k: block 400..407 written"
-expect_eq "$(tail -c 4096 /tmp/got | md5sum)" "$(tail -c 4096 /tmp/old | md5sum)" "4k: block 408..415 (bad at 410) untouched"
+failed_write 4k 400 410-410 4096
 
 # rmdir with the device on, then the module goes.
 rmdir $d || fail "rmdir"

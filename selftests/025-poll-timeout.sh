@@ -13,6 +13,17 @@ cfs=/sys/kernel/config/rnull
 # Reads in flight on DEV (the first field of its inflight file).
 inflight() { set -- $(cat "/sys/block/$1/inflight"); echo "$1"; }
 
+# timed_out DEV WHAT: waits until DEV has no request in flight (the timeout
+# ended them), failing after 10 s; sets $n to the tenths of a second waited.
+timed_out() {
+	n=0
+	while [ "$(inflight "$1")" -ne 0 ]; do
+		n=$((n + 1))
+		[ $n -lt 100 ] || fail "$2 not timed out after 10 s ($(inflight "$1") in flight)"
+		sleep 0.1
+	done
+}
+
 # stall DEV OUT: starts poll-stall with 8 reads of DEV that it does not
 # poll for 60 s (or until SIGUSR1), output to OUT; waits until they are
 # submitted. Sets $pid.
@@ -43,12 +54,7 @@ kmsg_mark
 load_rnull submit_queues=1 poll_queues=1 rq_timeout_ms=1000
 stall rnullb0 /tmp/stall1
 expect_eq "$(inflight rnullb0)" 8 "parked reads in flight"
-n=0
-while [ "$(inflight rnullb0)" -ne 0 ]; do
-	n=$((n + 1))
-	[ $n -lt 100 ] || fail "parked reads not timed out after 10 s ($(inflight rnullb0) in flight)"
-	sleep 0.1
-done
+timed_out rnullb0 "parked reads"
 log "parked reads timed out after about $((n / 10)) s"
 kmsg_since | grep -q "timeout error, dev rnullb0" || fail "no timeout error in the log"
 reaped /tmp/stall1 "load-time device"
@@ -101,12 +107,7 @@ until grep -q "^submitted 3" /tmp/stall3 2>/dev/null; do
 	sleep 0.1
 done
 expect_eq "$(inflight rnullb0)" 1 "three adjacent polled reads in one request"
-n=0
-while [ "$(inflight rnullb0)" -ne 0 ]; do
-	n=$((n + 1))
-	[ $n -lt 100 ] || fail "the partial read was not timed out after 10 s"
-	sleep 0.1
-done
+timed_out rnullb0 "the partial read"
 reaped /tmp/stall3 "partial read"
 echo "+0-23" >$cfs/b/badblocks || fail "+0-23"
 poll-stall /dev/rnullb0 3 0 4 >/tmp/stall4 2>&1 || fail "poll-stall: $(cat /tmp/stall4)"
