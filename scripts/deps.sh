@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what building, booting and testing rnull needs. Idempotent: a
+# Install what building, booting and testing rnull needs (with the
+# argument qemu-build: what building the benchmark's QEMU needs). Idempotent: a
 # package or tool that is already there is left alone, so this is cheap to
 # run before every top-level target.
 set -euo pipefail
@@ -19,6 +20,13 @@ packages=(
 	gawk diffutils procps gzip xfsprogs
 )
 
+# `deps.sh qemu-build`: what scripts/qemu-build.sh needs on top (the
+# source package's tools and the libraries an x86_64-only QEMU links).
+if [ "${1:-}" = qemu-build ]; then
+	packages=(dpkg-dev patch ninja-build meson pkg-config gcc libglib2.0-dev libpixman-1-dev
+		libfdt-dev zlib1g-dev qemu-system-data)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -33,6 +41,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
 		--no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+[ "${1:-}" = qemu-build ] && exit 0
 
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "bindgen $BINDGEN_VERSION"; then
 	echo "deps: installing bindgen-cli $BINDGEN_VERSION into $BINDGEN_ROOT"

@@ -28,6 +28,17 @@ main() {
 	wall) rounds=${ROUNDS:-5} runtime=${RUNTIME:-5} ;;
 	*) echo "bench: CLOCK=$clock is not virtual or wall" >&2; exit 2 ;;
 	esac
+	# Virtual time repeats only on the QEMU built with the icount fix (see
+	# scripts/qemu-build.sh); without it (no deb-src mirror) the run goes
+	# on with the installed QEMU and qemu.sh says what that costs.
+	qemu_note="installed QEMU"
+	if [ "$clock" = virtual ]; then
+		if scripts/qemu-build.sh build; then
+			qemu_note="QEMU $(scripts/qemu-build.sh key) (scripts/qemu-build.sh)"
+		else
+			echo "bench: the icount-fixed QEMU did not build; using the installed one" >&2
+		fi
+	fi
 	fair_ns=${FAIR_COMPLETION_NS:-10000000}
 	scenarios=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost}
 	stamp=$(date +%Y%m%d-%H%M%S)
@@ -80,7 +91,7 @@ main() {
 	done
 	wall=$((SECONDS - start))
 	if [ "$clock" = virtual ]; then
-		host="$(nproc) cores, QEMU TCG, -icount shift=0,sleep=off -rtc clock=vm (virtual time, one thread)"
+		host="$(nproc) cores, $qemu_note, TCG -icount shift=0,sleep=off -rtc clock=vm (virtual time, one thread)"
 	else
 		host="$(nproc) cores, QEMU TCG (multi-threaded, wall clock)"
 	fi
