@@ -23,8 +23,8 @@ packages=(
 # `deps.sh qemu-build`: what scripts/qemu-build.sh needs on top (the
 # source package's tools and the libraries an x86_64-only QEMU links).
 if [ "${1:-}" = qemu-build ]; then
-	packages=(dpkg-dev patch ninja-build meson pkg-config gcc libglib2.0-dev libpixman-1-dev
-		libfdt-dev zlib1g-dev qemu-system-data)
+	packages=(dpkg-dev patch xz-utils python3 ninja-build meson pkg-config gcc libglib2.0-dev
+		libpixman-1-dev libfdt-dev zlib1g-dev qemu-system-x86 qemu-system-data)
 fi
 
 missing=()

@@ -28,11 +28,17 @@ configure_args=(--target-list=x86_64-softmmu --without-default-features --enable
 	--disable-werror --disable-docs
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
 
-version() { dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null || echo none; }
+# The source package version of the installed qemu-system-x86 (a binNMU's
+# binary version has no source of its own), epoch included, as apt wants it.
+version() { dpkg-query -W -f='${source:Version}' qemu-system-x86 2>/dev/null || echo none; }
+
+# The Debian release whose source archive has that version.
+codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}"); }
 
 key() {
 	{
 		version
+		codename
 		echo "recipe=$RECIPE"
 		echo "${configure_args[*]}"
 		cat "${patches[@]}"
@@ -43,25 +49,34 @@ dir() { echo "$RNULL_CACHE/qemu-$(key)"; }
 
 path() { echo "$(dir)/qemu-system-x86_64"; }
 
-# fetch DEST: downloads and unpacks the source package into DEST/qemu.
+# fetch DEST: downloads the source package of exactly version() and
+# unpacks it into DEST/qemu. No other version: the key names this one.
 fetch() {
-	local dest=$1 apt_dir=$1/apt ver
-	ver=$(version)
-	ver=${ver#*:}
+	local dest=$1 apt_dir=$1/apt suite
+	suite=$(codename)
 	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
 	cat >"$apt_dir/sources.list" <<-EOF
-		deb-src http://deb.debian.org/debian bookworm main
-		deb-src http://deb.debian.org/debian bookworm-updates main
-		deb-src http://deb.debian.org/debian-security bookworm-security main
+		deb-src http://deb.debian.org/debian $suite main
+		deb-src http://deb.debian.org/debian $suite-updates main
+		deb-src http://deb.debian.org/debian-security $suite-security main
 	EOF
 	local apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
 		-o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$apt_dir/lists"
 		-o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root)
 	apt-get "${apt_opts[@]}" -qq update
-	# The installed version if the mirror still has it, else its newest.
-	(cd "$dest" && { apt-get "${apt_opts[@]}" -qq source --download-only "qemu=$ver" ||
-		apt-get "${apt_opts[@]}" -qq source --download-only qemu; })
+	(cd "$dest" && apt-get "${apt_opts[@]}" -qq source --download-only "qemu=$(version)")
 	dpkg-source -x "$dest"/qemu_*.dsc "$dest/qemu" >/dev/null
+}
+
+# compile WORK: fetch, patch (exactly: no fuzz), configure, build.
+compile() {
+	local work=$1 p
+	fetch "$work"
+	for p in "${patches[@]}"; do
+		patch -d "$work/qemu" -p1 --forward --batch --fuzz=0 <"$p"
+	done
+	(cd "$work/qemu" && ./configure "${configure_args[@]}")
+	ninja -C "$work/qemu/build" qemu-system-x86_64
 }
 
 build() {
@@ -81,18 +96,21 @@ build() {
 	log="$out/build.log"
 	echo "qemu: building $(version) with ${patches[*]##*/} in $work (log: $log)"
 	local start=$SECONDS
-	{
-		fetch "$work"
-		for p in "${patches[@]}"; do
-			patch -d "$work/qemu" -p1 <"$p"
-		done
-		(cd "$work/qemu" && ./configure "${configure_args[@]}")
-		ninja -C "$work/qemu/build" qemu-system-x86_64
-	} >"$log" 2>&1 || {
+	# Not in an `if` or on the left of `||`: bash turns `set -e` off there,
+	# in subshells too, and a failed patch would go on to build an
+	# unpatched QEMU.
+	local rc=0
+	set +e
+	(set -e; compile "$work") >"$log" 2>&1
+	rc=$?
+	set -e
+	if [ "$rc" != 0 ]; then
 		echo "qemu: build failed, see $log" >&2
 		tail -n 20 "$log" >&2
+		rm -rf "$work"
 		return 1
-	}
+	fi
+	version >"$out/version"
 	install -m 755 "$work/qemu/build/qemu-system-x86_64" "$out/qemu-system-x86_64.tmp"
 	mv "$out/qemu-system-x86_64.tmp" "$out/qemu-system-x86_64"
 	rm -rf "$work"

@@ -72,7 +72,7 @@ cat "$top/out/initramfs.cpio.gz" "${extras[@]}" "$jobroot/job.cpio.gz" >"$jobroo
 # and both archives are the same bytes on every build and boot. Nothing
 # from the host reaches the guest while it runs: -nodefaults drops the
 # default NIC, whose user network (slirp) sends IPv6 router advertisements
-# at random virtual times. With several vCPUs QEMU 7.2 itself drifts
+# at random virtual times, and a job's console is a file (below). With several vCPUs QEMU 7.2 itself drifts
 # (its main loop may warp the clock in the middle of a vCPU's run); the
 # build of scripts/qemu-build.sh has the fix and is used when it is there
 # (`make bench` builds it), else the installed QEMU with a warning.
@@ -96,19 +96,28 @@ esac
 qemu=("$qemu_bin" -accel "$accel" "${clock_args[@]}" -cpu max -smp "${CPUS:-2}" -m "${MEM:-1G}"
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$jobroot/run.cpio.gz"
 	-append "console=ttyS0 panic=-1 oops=panic ${KCMDLINE:-}"
-	-nodefaults -serial mon:stdio -nographic -no-reboot)
-
-echo "qemu: ${qemu_bin##*/} ${qemu_bin%/*}, ${CPUS:-2} vCPUs, ${MEM:-1G}, $accel ${clock_args[*]}; logs in $logdir"
-if [ "$shell" = 1 ]; then
-	# Interactive: the console is this terminal. Ctrl-A X leaves QEMU.
-	"${qemu[@]}" | tee "$logdir/serial.log"
-else
-	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null |
-		tee "$logdir/serial.log" | sed -u -n '/RNULL-GUEST-START/,/RNULL-DMESG-BEGIN/p' |
-		grep --line-buffered -v 'RNULL-DMESG-BEGIN' || true
-fi
+	-nodefaults -nographic -no-reboot)
 
 serial="$logdir/serial.log"
+echo "qemu: $qemu_bin, ${CPUS:-2} vCPUs, ${MEM:-1G}, $accel ${clock_args[*]}; logs in $logdir"
+if [ "$shell" = 1 ]; then
+	# Interactive: the console is this terminal. Ctrl-A X leaves QEMU.
+	"${qemu[@]}" -serial mon:stdio | tee "$serial"
+else
+	# The console goes to a regular file, never to a pipe: QEMU makes its
+	# stdout non-blocking, and when a pipe is full it sends the byte later
+	# from its main loop (host time) while the guest's 8250 driver spins
+	# on the port. tail follows the file for the live view.
+	: >"$serial"
+	timeout -k 10 "$timeout_s" "${qemu[@]}" -chardev "file,id=con,path=$serial" \
+		-serial chardev:con -monitor none </dev/null &
+	qemu_pid=$!
+	trap 'kill "$qemu_pid" 2>/dev/null || true; rm -rf "$jobroot"' EXIT
+	tail -n +1 -f --pid="$qemu_pid" "$serial" | sed -u -n '/RNULL-GUEST-START/,/RNULL-DMESG-BEGIN/p' |
+		grep --line-buffered -v 'RNULL-DMESG-BEGIN' || true
+	wait "$qemu_pid" || true
+fi
+
 tr -d '\r' <"$serial" | sed -n '/^RNULL-DMESG-BEGIN/,/^RNULL-DMESG-END/p' |
 	sed '1d;$d' >"$logdir/dmesg.log"
 # Without the guest's own dump (crash, hang), keep the console's kernel lines.

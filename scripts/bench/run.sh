@@ -34,7 +34,8 @@ main() {
 	qemu_note="installed QEMU"
 	if [ "$clock" = virtual ]; then
 		if scripts/qemu-build.sh build; then
-			qemu_note="QEMU $(scripts/qemu-build.sh key) (scripts/qemu-build.sh)"
+			qemu_note="QEMU $(cat "$(dirname "$(scripts/qemu-build.sh path)")/version")"
+			qemu_note="$qemu_note with scripts/qemu/*.patch (scripts/qemu-build.sh, key $(scripts/qemu-build.sh key))"
 		else
 			echo "bench: the icount-fixed QEMU did not build; using the installed one" >&2
 		fi
