@@ -15,3 +15,15 @@ export RUSTC RUST_LIB_SRC BINDGEN RNULL_CACHE
 
 # Arguments every kernel make (in-tree or M=) gets.
 kmake_args=(LLVM=1 "RUSTC=$RUSTC" "BINDGEN=$BINDGEN" "RUST_LIB_SRC=$RUST_LIB_SRC")
+
+# cached DIR DONE NAME: takes the build lock of cache entry DIR (fd 9,
+# held until the caller exits: one build per key at a time, a second
+# caller waits, then reuses) and succeeds if DONE, the mark of a finished
+# build, is there.
+cached() {
+	mkdir -p "$RNULL_CACHE"
+	exec 9>"$1.lock"
+	flock 9
+	[ -e "$2" ] || return 1
+	echo "$3: cached build $1"
+}

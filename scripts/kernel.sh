@@ -38,14 +38,7 @@ dir() { echo "$RNULL_CACHE/kernel-$flavour-$(key)"; }
 build() {
 	local out src log
 	out=$(dir)
-	mkdir -p "$RNULL_CACHE"
-	# One build per cache key at a time; a second caller waits, then reuses.
-	exec 9>"$out.lock"
-	flock 9
-	if [ -f "$out/.rnull-done" ]; then
-		echo "kernel: cached build $out"
-		return 0
-	fi
+	cached "$out" "$out/.rnull-done" kernel && return 0
 	src="$RNULL_CACHE/src/linux-source-6.12"
 	if [ ! -f "$src/Makefile" ]; then
 		echo "kernel: unpacking linux-source-6.12 into $RNULL_CACHE/src"

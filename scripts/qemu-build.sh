@@ -82,13 +82,7 @@ compile() {
 build() {
 	local out work log
 	out=$(dir)
-	mkdir -p "$RNULL_CACHE"
-	exec 9>"$out.lock"
-	flock 9
-	if [ -x "$out/qemu-system-x86_64" ]; then
-		echo "qemu: cached build $out"
-		return 0
-	fi
+	cached "$out" "$out/qemu-system-x86_64" qemu && return 0
 	"$here/deps.sh" qemu-build
 	work="$RNULL_CACHE/qemu-src-$(key)"
 	rm -rf "$work"
