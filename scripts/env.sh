@@ -21,9 +21,11 @@ kmake_args=(LLVM=1 "RUSTC=$RUSTC" "BINDGEN=$BINDGEN" "RUST_LIB_SRC=$RUST_LIB_SRC
 # caller waits, then reuses) and succeeds if DONE, the mark of a finished
 # build, is there.
 cached() {
-	mkdir -p "$RNULL_CACHE"
-	exec 9>"$1.lock"
-	flock 9
+	# `cached ... && return 0` turns `set -e` off in here: every step that
+	# must not fail exits itself.
+	mkdir -p "$RNULL_CACHE" || exit 1
+	exec 9>"$1.lock" || exit 1
+	flock 9 || exit 1
 	[ -e "$2" ] || return 1
-	echo "$3: cached build $1"
+	echo "$3: cached build $1" || true
 }

@@ -81,9 +81,10 @@ compile() {
 
 build() {
 	local out work log
+	# First: the key names the installed qemu-system-x86's version.
+	"$here/deps.sh" qemu-build
 	out=$(dir)
 	cached "$out" "$out/qemu-system-x86_64" qemu && return 0
-	"$here/deps.sh" qemu-build
 	work="$RNULL_CACHE/qemu-src-$(key)"
 	rm -rf "$work"
 	mkdir -p "$work" "$out"

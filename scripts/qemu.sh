@@ -108,14 +108,19 @@ else
 	# stdout non-blocking, and when a pipe is full it sends the byte later
 	# from its main loop (host time) while the guest's 8250 driver spins
 	# on the port. tail follows the file for the live view.
+	# --foreground keeps timeout (and QEMU) in our process group, so a
+	# kill of the group (CI's) takes QEMU along.
 	: >"$serial"
-	timeout -k 10 "$timeout_s" "${qemu[@]}" -chardev "file,id=con,path=$serial" \
+	qemu_pid=""
+	trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null || true; rm -rf "$jobroot"' EXIT
+	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" -chardev "file,id=con,path=$serial" \
 		-serial chardev:con -monitor none </dev/null &
 	qemu_pid=$!
-	trap 'kill "$qemu_pid" 2>/dev/null || true; rm -rf "$jobroot"' EXIT
 	tail -n +1 -f --pid="$qemu_pid" "$serial" | sed -u -n '/RNULL-GUEST-START/,/RNULL-DMESG-BEGIN/p' |
 		grep --line-buffered -v 'RNULL-DMESG-BEGIN' || true
-	wait "$qemu_pid" || true
+	qemu_status=0
+	wait "$qemu_pid" || qemu_status=$?
+	[ "$qemu_status" != 124 ] || echo "qemu: timed out after $timeout_s s" >&2
 fi
 
 tr -d '\r' <"$serial" | sed -n '/^RNULL-DMESG-BEGIN/,/^RNULL-DMESG-END/p' |

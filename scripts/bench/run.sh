@@ -106,6 +106,8 @@ main() {
 	  "rounds": $rounds,
 	  "runtime_s": $runtime,
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
+	  "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo none)$(git diff --quiet HEAD -- rnull rtags scripts bench/jobs 2>/dev/null || echo ' (modified)')",
+	  "checkout": "$top",
 	  "host": "$host",
 	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}",
 	  "wall_seconds": $wall,
