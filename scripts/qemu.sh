@@ -85,6 +85,12 @@ virtual)
 	patched=$("$top/scripts/qemu-build.sh" path)
 	if [ -x "$patched" ]; then
 		qemu_bin=$patched
+		# Round-robin turns of at most 20 virtual µs (20,000 instructions;
+		# scripts/qemu/icount-rr-turn.patch): a vCPU that another one woke
+		# waits one turn, as CPUs side by side would hardly wait, not for
+		# the running vCPU's next timer deadline (milliseconds while it
+		# computes, e.g. fio forking).
+		export QEMU_ICOUNT_RR_TURN=${QEMU_ICOUNT_RR_TURN:-20000}
 	elif [ "${CPUS:-2}" -gt 1 ]; then
 		echo "qemu: warning: $patched not built (scripts/qemu-build.sh build);" \
 			"the installed QEMU's ${CPUS:-2} vCPUs drift apart from boot to boot" >&2
