@@ -86,10 +86,12 @@ virtual)
 	if [ -x "$patched" ]; then
 		qemu_bin=$patched
 		# Round-robin turns of at most 20 virtual µs (20,000 instructions;
-		# scripts/qemu/icount-rr-turn.patch): a vCPU that another one woke
-		# waits one turn, as CPUs side by side would hardly wait, not for
-		# the running vCPU's next timer deadline (milliseconds while it
-		# computes, e.g. fio forking).
+		# scripts/qemu/icount-rr-turn.patch). A vCPU's turn is otherwise
+		# its budget, set when the turn starts to the next deadline of any
+		# timer (up to the 100 ms round-robin kick); an interrupt another
+		# vCPU raises for it (an IPI: one host thread runs them all, so no
+		# kick) waits for that. With the bound it waits at most a turn per
+		# other vCPU (140 µs at 8), as CPUs side by side would hardly wait.
 		export QEMU_ICOUNT_RR_TURN=${QEMU_ICOUNT_RR_TURN:-20000}
 	elif [ "${CPUS:-2}" -gt 1 ]; then
 		echo "qemu: warning: $patched not built (scripts/qemu-build.sh build);" \

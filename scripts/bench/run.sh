@@ -35,7 +35,7 @@ main() {
 	if [ "$clock" = virtual ]; then
 		if scripts/qemu-build.sh build; then
 			qemu_note="QEMU $(cat "$(dirname "$(scripts/qemu-build.sh path)")/version")"
-			qemu_note="$qemu_note with scripts/qemu/*.patch (scripts/qemu-build.sh, key $(scripts/qemu-build.sh key)), round-robin turns of ${QEMU_ICOUNT_RR_TURN:-20000} instructions"
+			qemu_note="$qemu_note with scripts/qemu/*.patch (scripts/qemu-build.sh, key $(scripts/qemu-build.sh key)), round-robin turns: QEMU_ICOUNT_RR_TURN=${QEMU_ICOUNT_RR_TURN:-20000} instructions (0: to the next deadline)"
 		else
 			echo "bench: the icount-fixed QEMU did not build; using the installed one" >&2
 		fi
