@@ -15,7 +15,8 @@
 # instructions it has not counted yet (scripts/qemu/icount-rr-warp.patch
 # says how). Where the warp falls depends on host timing, so multi-vCPU
 # guests drift apart between boots: one vCPU repeats, four or eight do not.
-# The key hashes every input: the package version, the patches, RECIPE.
+# The key hashes every input: the package version, the Debian release, the
+# configure arguments, the patches and RECIPE.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

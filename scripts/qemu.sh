@@ -72,10 +72,11 @@ cat "$top/out/initramfs.cpio.gz" "${extras[@]}" "$jobroot/job.cpio.gz" >"$jobroo
 # and both archives are the same bytes on every build and boot. Nothing
 # from the host reaches the guest while it runs: -nodefaults drops the
 # default NIC, whose user network (slirp) sends IPv6 router advertisements
-# at random virtual times, and a job's console is a file (below). With several vCPUs QEMU 7.2 itself drifts
-# (its main loop may warp the clock in the middle of a vCPU's run); the
-# build of scripts/qemu-build.sh has the fix and is used when it is there
-# (`make bench` builds it), else the installed QEMU with a warning.
+# at random virtual times, and a job's console is a file (below). With
+# several vCPUs QEMU 7.2 itself drifts (its main loop may warp the clock in
+# the middle of a vCPU's run); the build of scripts/qemu-build.sh has the
+# fix and is used when it is there (`make bench` builds it), else the
+# installed QEMU with a warning.
 qemu_bin=qemu-system-x86_64
 case "${RNULL_CLOCK:-wall}" in
 virtual)

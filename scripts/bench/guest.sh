@@ -116,7 +116,8 @@ peak_load() {
 # Several vCPUs take turns on one host thread: a second of warm-up keeps
 # the jobs' staggered start out of the figures, and twice the run time
 # gives each vCPU's job as many virtual seconds of its own as one vCPU's.
-# (The order of the turns varies a little between runs; see qemu.sh.)
+# (On the QEMU of scripts/qemu-build.sh the turns repeat exactly from
+# boot to boot; see qemu.sh.)
 PEAK_RAMP=0 PEAK_RUNTIME=$RUNTIME
 [ "$CPUS" -gt 1 ] && PEAK_RAMP=1 PEAK_RUNTIME=$((RUNTIME * 2))
 

@@ -34,8 +34,8 @@ main() {
 	qemu_note="installed QEMU"
 	if [ "$clock" = virtual ]; then
 		if scripts/qemu-build.sh build; then
-			qemu_note="QEMU $(cat "$(dirname "$(scripts/qemu-build.sh path)")/version")"
-			qemu_note="$qemu_note with scripts/qemu/*.patch (scripts/qemu-build.sh, key $(scripts/qemu-build.sh key)), round-robin turns: QEMU_ICOUNT_RR_TURN=${QEMU_ICOUNT_RR_TURN:-20000} instructions (0: to the next deadline)"
+			qemu_dir=$(dirname "$(scripts/qemu-build.sh path)")
+			qemu_note="QEMU $(cat "$qemu_dir/version") with scripts/qemu/*.patch (scripts/qemu-build.sh, key ${qemu_dir##*/qemu-}), round-robin turns: QEMU_ICOUNT_RR_TURN=${QEMU_ICOUNT_RR_TURN:-20000} instructions (0: to the next deadline)"
 		else
 			echo "bench: the icount-fixed QEMU did not build; using the installed one" >&2
 		fi
