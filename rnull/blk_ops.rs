@@ -11,7 +11,7 @@ use crate::{
     kapi::{
         dispatch::Dispatch,
         dispatch::RqList,
-        operations::{ForeignBorrowed, Operations},
+        operations::{ForeignBorrowed, Operations, Released},
         poll::{PollBatch, PollList},
         random::chance_percent,
         request::{Info, Op, Pending, Refused, Request, Started, Status},
@@ -19,7 +19,7 @@ use crate::{
         time::now_ns,
         write_cache::Access,
     },
-    rtags::bitmap::initial_hint,
+    rtags::{bitmap::initial_hint, host::PutRest},
     spindle::Spindle,
     throttle,
 };
@@ -326,17 +326,34 @@ impl Operations for RNullOps {
     /// would make the slot's next request that fails before moving any
     /// byte report bytes it never moved. kapi calls it only when
     /// [`Self::holds`] says so; inline, since `Request::end` already puts
-    /// it out of line.
+    /// it out of line. The rare part of the put (a starved device drained,
+    /// or devices wait) is left to [`Self::release_rest`], so that this
+    /// calls nothing.
     #[inline(always)]
-    fn release(rq: &Request<Self>) {
+    fn release(rq: &Request<Self>) -> Released {
         let Some(tag) = rq.data().take_held() else {
-            return;
+            return Released::All;
         };
         let dev = rq.queue_data();
         // Only a device in a budget takes host tags, and it stays in it.
         debug_assert!(dev.host.is_some());
-        if let Some(host) = &dev.host {
-            host.put(tag);
+        let Some(host) = &dev.host else {
+            return Released::All;
+        };
+        match host.put_begin(tag) {
+            PutRest::Done => Released::All,
+            rest => {
+                rq.data().set_put_rest(rest);
+                Released::Partly
+            }
+        }
+    }
+
+    /// Finishes the put that [`Self::release`] began.
+    fn release_rest(rq: &Request<Self>) {
+        let rest = rq.data().take_put_rest();
+        if let Some(host) = &rq.queue_data().host {
+            host.put_finish(rest);
         }
     }
 

@@ -13,7 +13,7 @@ use crate::{
         badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
         timer::Timer, write_cache::WriteCache,
     },
-    rtags::link::Link,
+    rtags::{host::PutRest, link::Link},
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
 };
@@ -251,6 +251,9 @@ pub(crate) struct Command {
     /// On a poll queue: the time (`now_ns`) before which `poll` leaves the
     /// request alone (a bandwidth limit's delay), or 0.
     due_ns: AtomicU64,
+    /// What the put of the host tag left (`PutRest as u8`), from
+    /// `RNullOps::release` to `release_rest`.
+    put_rest: AtomicU8,
 }
 
 impl Command {
@@ -263,6 +266,7 @@ impl Command {
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
             due_ns: AtomicU64::new(0),
+            put_rest: AtomicU8::new(PutRest::Done as u8),
         }
     }
 
@@ -339,6 +343,18 @@ impl Command {
         let held = self.held.load(Ordering::Relaxed);
         self.held.store(0, Ordering::Relaxed);
         (held as u32).checked_sub(1)
+    }
+
+    /// Keeps what the put of the host tag left, for `release_rest`.
+    pub(crate) fn set_put_rest(&self, rest: PutRest) {
+        // Relaxed: see `set_done_bytes`.
+        self.put_rest.store(rest as u8, Ordering::Relaxed);
+    }
+
+    /// Takes what the put of the host tag left.
+    pub(crate) fn take_put_rest(&self) -> PutRest {
+        // Relaxed: see `set_done_bytes`.
+        PutRest::from_raw(self.put_rest.swap(PutRest::Done as u8, Ordering::Relaxed))
     }
 
     /// Fault injection: takes the data identity this slot last requeued

@@ -42,7 +42,7 @@ use crate::{
     },
     params::MAX_DEVICES,
     rtags::{
-        host::{HostTags, Refusal},
+        host::{HostTags, PutRest, Refusal},
         queue::QueueTags,
     },
     throttle::Throttle,
@@ -135,44 +135,61 @@ impl HostMember {
     #[inline(always)]
     pub(crate) fn get(&self, hint: &AtomicU32) -> Result<u32, Refusal> {
         // The clock is read only if the policy needs the time (a refusal,
-        // or `borrow`'s expiry window).
-        match self.host.tags.get(&self.queue.tags, hint, now_ns) {
-            Ok(tag) => {
-                self.note_granted();
-                Ok(tag)
-            }
-            Err(refusal) => {
-                self.note_refused();
-                Err(refusal)
-            }
+        // or `borrow`'s expiry window). A hand-off being measured ends at
+        // the device's next tag, which rtags reports from its slow path
+        // (a refused device is watched): nothing here for it.
+        let me = self;
+        let got = self
+            .host
+            .tags
+            .get_watching(&self.queue.tags, hint, now_ns, move || me.granted());
+        if got.is_err() {
+            self.note_refused();
         }
+        got
     }
 
-    /// Gives `tag` back and re-runs the devices that waited for one they
-    /// may use (rtags hands out only those; the clock is read only for
-    /// `borrow`'s contention, when a device waits).
-    #[inline]
-    pub(crate) fn put(&self, tag: u32) {
+    /// Gives `tag` back. What is left ([`PutRest`], rare: the device
+    /// drained while starved, or devices wait) is for [`Self::put_finish`]:
+    /// the common put calls nothing, so that the completion it is inlined
+    /// into needs no stack frame and ends the request with a tail call.
+    #[inline(always)]
+    pub(crate) fn put_begin(&self, tag: u32) -> PutRest {
+        self.host.tags.put_begin(&self.queue.tags, tag)
+    }
+
+    /// The rest of a put that [`Self::put_begin`] left, and the re-runs of
+    /// the devices that waited for a tag they may use (rtags hands out only
+    /// those; the clock is read only for `borrow`'s contention).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn put_finish(&self, rest: PutRest) {
         let host = &self.host;
         let waiters = host
             .tags
-            .put_with(&self.queue.tags, tag, || host.members(), now_ns);
+            .put_finish(&self.queue.tags, rest, || host.members(), now_ns);
         host.wake(waiters);
     }
 
     /// The device was refused a tag: a wait for a tag it may use starts at
-    /// the next wake. (A wake between the refusal in rtags and this store
-    /// is not measured.)
+    /// the next wake, and ends at the device's next tag, which rtags
+    /// reports (the watch). A wake between the refusal in rtags and the
+    /// store is not measured, nor is the episode if a tag of the device's
+    /// other queue raced with the watch (its report finds the refusal and
+    /// ends it unwoken); neither is counted as slow.
     #[cold]
     fn note_refused(&self) {
-        // Relaxed: a measurement.
+        // Relaxed: a measurement; the watch is set after it, so that the
+        // report that ends the episode finds it.
         self.queue.woken_at.store(REFUSED, Ordering::Relaxed);
+        self.queue.tags.watch_next_grant();
     }
 
-    /// The device got a tag: if it had been woken, the hand-off is over.
-    #[inline(always)]
-    fn note_granted(&self) {
-        // Relaxed: a measurement; almost always `NOT_WAITING`.
+    /// The device got its first tag since it was watched: if it had been
+    /// woken, the hand-off is over.
+    #[cold]
+    fn granted(&self) {
+        // Relaxed: a measurement.
         if self.queue.woken_at.load(Ordering::Relaxed) != NOT_WAITING {
             self.host.end_handoff(&self.queue.woken_at);
         }

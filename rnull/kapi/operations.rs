@@ -33,6 +33,15 @@ pub(crate) type ForeignBorrowed<'a, T> = <T as ForeignOwnable>::Borrowed<'a>;
 /// `blk_mq_ops`. Using a path that needs one the driver left out
 /// ([`Request::complete`] without `complete`, [`Request::complete_after`]
 /// without `timer_expired`) fails the build.
+/// How much of a request's release [`Operations::release`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Released {
+    /// All of it.
+    All,
+    /// Not all: [`Operations::release_rest`] finishes it.
+    Partly,
+}
+
 #[vtable]
 pub(crate) trait Operations: Sized + 'static {
     /// Per request queue data, owned by the queue while it exists.
@@ -79,8 +88,18 @@ pub(crate) trait Operations: Sized + 'static {
     /// once each time the request leaves the driver, however it does
     /// (ended, batched, requeued or dropped), right before it goes, if
     /// [`Self::holds`] says it holds something. Not a blk-mq callback; the
-    /// default holds nothing.
-    fn release(_rq: &Request<Self>) {}
+    /// default holds nothing. What it leaves ([`Released::Partly`]) is
+    /// finished by [`Self::release_rest`].
+    fn release(_rq: &Request<Self>) -> Released {
+        Released::All
+    }
+
+    /// Finishes the release that [`Self::release`] left partly done: kapi
+    /// calls it right after `release`, before the request goes, out of
+    /// line. A `release` whose common case calls nothing, leaving its rare
+    /// work here, lets [`Request::end`] end a request that held something
+    /// with a tail call into blk-mq, without a stack frame of its own.
+    fn release_rest(_rq: &Request<Self>) {}
 
     /// Whether `rq` holds anything [`Self::release`] gives back: it must
     /// say yes whenever `release` would do anything (a no skips `release`

@@ -15,7 +15,7 @@
 //! [`Operations::timer_expired`]). Dropping one ends it with an I/O error.
 
 use super::operations::ForeignBorrowed;
-use super::operations::Operations;
+use super::operations::{Operations, Released};
 use core::{
     marker::PhantomData,
     mem::ManuallyDrop,
@@ -397,8 +397,8 @@ impl<T: Operations> Request<T> {
     /// about to leave the driver.
     #[inline(always)]
     pub(super) fn release(&self) {
-        if T::holds(self) {
-            T::release(self);
+        if T::holds(self) && T::release(self) == Released::Partly {
+            T::release_rest(self);
         }
     }
 
@@ -415,10 +415,24 @@ impl<T: Operations> Request<T> {
         unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
     }
 
-    /// [`Self::end`] for a request that holds something.
+    /// [`Self::end`] for a request that holds something. The common
+    /// release (all of it in [`Operations::release`]) ends with a tail
+    /// call, the rest with another.
     #[inline(never)]
     fn end_held(self, status: Status) {
-        T::release(&self);
+        if T::release(&self) == Released::Partly {
+            return self.end_released_partly(status);
+        }
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request; ownership ends here.
+        unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
+    }
+
+    /// [`Self::end_held`] for a request whose release is not complete.
+    #[cold]
+    #[inline(never)]
+    fn end_released_partly(self, status: Status) {
+        T::release_rest(&self);
         let rq = self.into_raw();
         // SAFETY: we owned the started request; ownership ends here.
         unsafe { bindings::blk_mq_end_request(rq, status.raw()) };

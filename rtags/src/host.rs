@@ -368,7 +368,9 @@ use super::bitmap::TagBitmap;
 pub use super::clock::Clock;
 use super::clock::LazyNow;
 use super::policy::{fair_share, Policy, LEND_RESERVE, MIN_FAIR_SHARE};
-use super::queue::{QueueTags, ACTIVE, BORROWER, BUSY, DENIED, FAST_PATH_FLAGS, STARVED, WAITING};
+use super::queue::{
+    QueueTags, ACTIVE, BORROWER, BUSY, DENIED, FAST_PATH_FLAGS, STARVED, WAITING, WATCHED,
+};
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use super::window::{HandOff, Layout, Windows};
 use core::ops::Range;
@@ -420,6 +422,39 @@ impl Refusal {
         match self {
             Refusal::Limited => "limited",
             Refusal::Exhausted => "exhausted",
+        }
+    }
+}
+
+/// What [`HostTags::put_begin`] left of a put for
+/// [`HostTags::put_finish`]. One byte ([`PutRest::from_raw`] takes it
+/// back), so that a caller can keep it with the request until it finishes
+/// the put.
+#[must_use]
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutRest {
+    /// Nothing: the put is complete.
+    Done = 0,
+    /// The queue drained to zero while starved: it is no longer starved;
+    /// then (P) and the waiters.
+    Drained = 1,
+    /// A tag put through the wrong queue (`in_flight` wrapped below zero):
+    /// undo the wrap; then (P) and the waiters.
+    Wrapped = 2,
+    /// Past (P), a queue waits: the hand-off.
+    Waiters = 3,
+}
+
+impl PutRest {
+    /// The rest whose `as u8` is `raw` ([`PutRest::Done`] for any other
+    /// value).
+    pub fn from_raw(raw: u8) -> PutRest {
+        match raw {
+            1 => PutRest::Drained,
+            2 => PutRest::Wrapped,
+            3 => PutRest::Waiters,
+            _ => PutRest::Done,
         }
     }
 }
@@ -1002,16 +1037,30 @@ impl HostTags {
     /// queue and re-run it when a `put` returns a mask containing that bit.
     #[inline(always)]
     pub fn get<C: Clock>(&self, q: &QueueTags, hint: &AtomicU32, clock: C) -> Result<u32, Refusal> {
-        // The fast path (module docs): active, busy since the last tick and
-        // not waiting (one load), below the limit cache's bound, a free tag
-        // in the hinted word.
+        self.get_watching(q, hint, clock, || {})
+    }
+
+    /// [`Self::get`], calling `on_watched` when it takes the queue's next
+    /// tag after [`QueueTags::watch_next_grant`] (before returning it).
+    /// `on_watched` runs out of line, on the slow path only.
+    #[inline(always)]
+    pub fn get_watching<C: Clock, W: FnOnce()>(
+        &self,
+        q: &QueueTags,
+        hint: &AtomicU32,
+        clock: C,
+        on_watched: W,
+    ) -> Result<u32, Refusal> {
+        // The fast path (module docs): active, busy since the last tick,
+        // neither waiting nor watched (one load), below the limit cache's
+        // bound, a free tag in the hinted word.
         //
         // Relaxed (flags, in_flight, cache): the flags are heuristics
-        // (busy, waiting) or decided by the RMWs in `set_counted` (active);
-        // the limit check is approximate by design (as in hctx_may_queue):
-        // racing gets of one queue may overshoot it by the number of racing
-        // CPUs, and a get racing with a change of the limit may use the
-        // old one.
+        // (busy, waiting, watched) or decided by the RMWs in `set_counted`
+        // (active); the limit check is approximate by design (as in
+        // hctx_may_queue): racing gets of one queue may overshoot it by
+        // the number of racing CPUs, and a get racing with a change of the
+        // limit may use the old one.
         if q.state.load(Ordering::Relaxed) & FAST_PATH_FLAGS == ACTIVE | BUSY
             && q.in_flight.load(Ordering::Relaxed) < self.cached_bound()
         {
@@ -1022,7 +1071,7 @@ impl HostTags {
                 return Ok(tag);
             }
         }
-        self.get_other(q, hint, &clock)
+        self.get_other(q, hint, &clock, on_watched)
     }
 
     /// The bound of the limit cache, as read by the fast path.
@@ -1037,11 +1086,12 @@ impl HostTags {
     /// flag, and the refusal path.
     #[cold]
     #[inline(never)]
-    fn get_other<C: Clock>(
+    fn get_other<C: Clock, W: FnOnce()>(
         &self,
         q: &QueueTags,
         hint: &AtomicU32,
         clock: &C,
+        on_watched: W,
     ) -> Result<u32, Refusal> {
         // Relaxed: see `get`.
         let flags = q.state.load(Ordering::Relaxed);
@@ -1050,7 +1100,7 @@ impl HostTags {
         }
         // The first attempt uses the clock itself (not a `LazyNow`): it is
         // read at most once here, and at most once more by the slow path.
-        match self.try_get(q, hint, clock) {
+        let got = match self.try_get(q, hint, clock) {
             Ok(tag) => {
                 if flags & WAITING != 0 {
                     q.clear_flags(WAITING);
@@ -1058,7 +1108,13 @@ impl HostTags {
                 Ok(tag)
             }
             Err(first) => self.get_slow(q, hint, clock, first),
+        };
+        // The flag as read before the attempt: a watch set during it is
+        // for a later tag.
+        if got.is_ok() && flags & WATCHED != 0 && q.take_flags(WATCHED) {
+            on_watched();
         }
+        got
     }
 
     /// Activates `q` and marks it busy (first get since the last tick).
@@ -1234,14 +1290,37 @@ impl HostTags {
         queues: impl FnOnce() -> &'q [Q],
         clock: C,
     ) -> u64 {
+        match self.put_begin(q, tag) {
+            PutRest::Done => 0,
+            rest => self.put_finish(q, rest, queues, clock),
+        }
+    }
+
+    /// The common part of [`Self::put`]: frees `tag` and, unless the
+    /// queue drained while starved or a queue waits, is all the put does.
+    /// Anything else is left to [`Self::put_finish`], which the caller
+    /// must call with the result unless it is [`PutRest::Done`]. Split so
+    /// that a caller can keep the rest out of line: its common path then
+    /// calls nothing, needs no stack frame, and can end with a tail call.
+    #[inline(always)]
+    pub fn put_begin(&self, q: &QueueTags, tag: u32) -> PutRest {
         if !self.bitmap.put(tag) {
-            return 0;
+            return PutRest::Done;
         }
         // Relaxed: accounting; ordered before the mask read by (P).
         let prev = q.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // Drained to zero while starved, or a tag put through the wrong
+        // queue (never done by a correct caller): the rest does the
+        // bookkeeping before (P). One load of the flags when the queue
+        // drained unstarved (e.g. every put at queue depth 1). Relaxed: as
+        // in `clear_counted`, whose own load this repeats.
         if prev <= 1 {
-            // Drained to zero (or a tag put through the wrong queue).
-            self.drained(q, prev);
+            if prev == 0 {
+                return PutRest::Wrapped;
+            }
+            if q.state.load(Ordering::Relaxed) & STARVED != 0 {
+                return PutRest::Drained;
+            }
         }
         // (P) SeqCst: pairs with (W) in `get`: our bit clear and in_flight
         // decrement are seen by any re-check after (W), or our mask read
@@ -1249,18 +1328,55 @@ impl HostTags {
         fence(Ordering::SeqCst);
         // Relaxed: ordered after (P); avoids dirtying the line when idle.
         if self.waiters.load(Ordering::Relaxed) == 0 {
-            return 0;
+            return PutRest::Done;
         }
-        self.hand_off(queues(), &clock)
+        PutRest::Waiters
+    }
+
+    /// The rest of a put that [`Self::put_begin`] left (`rest`): the
+    /// drain's bookkeeping and (P) if it had not passed it, then the
+    /// hand-off. Returns the waiter mask to wake, as [`Self::put`].
+    #[cold]
+    #[inline(never)]
+    pub fn put_finish<'q, Q: AsRef<QueueTags> + 'q, C: Clock>(
+        &self,
+        q: &QueueTags,
+        rest: PutRest,
+        queues: impl FnOnce() -> &'q [Q],
+        clock: C,
+    ) -> u64 {
+        match rest {
+            PutRest::Done => return 0,
+            PutRest::Waiters => {}
+            PutRest::Drained | PutRest::Wrapped => {
+                if rest == PutRest::Wrapped {
+                    self.undo_wrap(q);
+                } else {
+                    self.clear_starved(q);
+                }
+                // (P), as in `put_begin`.
+                fence(Ordering::SeqCst);
+                // Relaxed: as in `put_begin`.
+                if self.waiters.load(Ordering::Relaxed) == 0 {
+                    return 0;
+                }
+            }
+        }
+        self.hand_off(queues(), clock)
     }
 
     /// [`Self::put`] found waiters: takes the bits of those that may
     /// allocate now (after (P)), see "Hand-off" in the module docs. Out of
     /// line and without the freed tag, so that `put` costs the same under
-    /// every policy until it finds waiters.
+    /// every policy until it finds waiters. The clock comes by value (the
+    /// driver's is a function item, of no size): a reference would give
+    /// the inlined `put` a stack slot whose address escapes, and a function
+    /// with one makes no tail calls (the driver's completion ends the
+    /// request with one after the put).
     #[cold]
     #[inline(never)]
-    fn hand_off<Q: AsRef<QueueTags>, C: Clock>(&self, queues: &[Q], clock: &C) -> u64 {
+    fn hand_off<Q: AsRef<QueueTags>, C: Clock>(&self, queues: &[Q], clock: C) -> u64 {
+        let clock = &clock;
         // Relaxed: ordered after (P), as the load in `put`.
         let waiters = self.waiters.load(Ordering::Relaxed);
         let depth = self.depth();
@@ -1315,20 +1431,6 @@ impl HostTags {
             }
         }
         wake | (waiters & !seen)
-    }
-
-    /// [`Self::put`]'s `in_flight` decrement from `prev` 0 (a tag put
-    /// through the wrong queue: undo the wrap-around; never done by a
-    /// correct caller) or 1 (drained to zero: no longer starved; one load
-    /// of the flags when it was not, e.g. every put at queue depth 1).
-    #[inline(always)]
-    fn drained(&self, q: &QueueTags, prev: u32) {
-        if prev == 0 {
-            self.undo_wrap(q);
-        } else if q.state.load(Ordering::Relaxed) & STARVED != 0 {
-            // Relaxed: as in `clear_counted`, whose own load this repeats.
-            self.clear_starved(q);
-        }
     }
 
     /// A tag was put through the wrong queue: undo `in_flight`'s wrap.
@@ -1455,7 +1557,7 @@ impl HostTags {
                 if self.waiters.load(Ordering::Relaxed) == 0 {
                     return 0;
                 }
-                self.hand_off(queues, &now_ns)
+                self.hand_off(queues, now_ns)
             }
         }
     }
@@ -1793,6 +1895,67 @@ mod tests {
             assert_eq!(h.put(&q1, t, &[&q0, &q1], 0), 0);
         }
         assert_eq!((q0.in_flight(), q1.in_flight(), h.in_use()), (0, 0, 0));
+    }
+
+    #[test]
+    fn put_begin_leaves_only_drains_of_starved_queues_and_waiters() {
+        // Fair, 4 tags, one queue: nothing left for the rest while the
+        // queue holds tags, is not starved and nobody waits.
+        let h = HostTags::new(4, Policy::Fair).unwrap();
+        let (q0, q1) = (QueueTags::new(0), QueueTags::new(1));
+        let qs = [&q0, &q1];
+        let mut t0 = take(&h, &q0, 4, 0);
+        assert_eq!(h.put_begin(&q0, t0.pop().unwrap()), PutRest::Done);
+        // A bogus put (a tag not held) does nothing.
+        assert_eq!(h.put_begin(&q0, 1000), PutRest::Done);
+        // q1 refused below its share (starved), then a put of q0: waiters.
+        t0.push(h.get(&q0, &AtomicU32::new(0), 1).unwrap());
+        let hint = AtomicU32::new(0);
+        assert_eq!(h.get(&q1, &hint, 1), Err(Refusal::Exhausted));
+        assert_eq!(h.starved_queues(), 1);
+        let rest = h.put_begin(&q0, t0.pop().unwrap());
+        assert_eq!(rest, PutRest::Waiters);
+        assert_eq!(PutRest::from_raw(rest as u8), rest);
+        assert_eq!(h.put_finish(&q0, rest, || &qs[..], 2), 0b10);
+        // q1 takes the tag and drains it while starved: the rest clears
+        // the mark.
+        let t1 = h.get(&q1, &hint, 3).unwrap();
+        let rest = h.put_begin(&q1, t1);
+        assert_eq!(rest, PutRest::Drained);
+        assert_eq!(h.put_finish(&q1, rest, || &qs[..], 4), 0);
+        assert_eq!(h.starved_queues(), 0);
+        // A tag put through the wrong queue: the rest undoes the wrap.
+        let t = t0.pop().unwrap();
+        let rest = h.put_begin(&q1, t);
+        assert_eq!(rest, PutRest::Wrapped);
+        assert_eq!(h.put_finish(&q1, rest, || &qs[..], 5), 0);
+        assert_eq!(q1.in_flight(), 0);
+        assert_eq!(PutRest::from_raw(7), PutRest::Done);
+    }
+
+    #[test]
+    fn a_watched_grant_is_reported_once_from_the_slow_path() {
+        let h = HostTags::new(2, Policy::None).unwrap();
+        let q = QueueTags::new(0);
+        let hint = AtomicU32::new(0);
+        let seen = Cell::new(0);
+        let get = |now| h.get_watching(&q, &hint, now, || seen.set(seen.get() + 1));
+        let a = get(0).unwrap();
+        let b = get(0).unwrap();
+        assert_eq!(seen.get(), 0, "nothing watched");
+        // Refused, then watched (as rnull does after a refusal): the
+        // refusal itself reports nothing, the next tag does, once.
+        assert!(get(1).is_err());
+        q.watch_next_grant();
+        assert!(get(1).is_err());
+        assert_eq!(seen.get(), 0);
+        h.put(&q, a, &[&q], 2);
+        let a = get(3).unwrap();
+        assert_eq!(seen.get(), 1);
+        h.put(&q, a, &[&q], 4);
+        let _ = get(5).unwrap();
+        assert_eq!(seen.get(), 1, "reported once");
+        h.put(&q, b, &[&q], 6);
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub(super) const ACTIVE: u32 = 1;
 pub(super) const BUSY: u32 = 1 << 1;
 /// Flag: refused and not yet successful since (informational).
 pub(super) const WAITING: u32 = 1 << 2;
+/// Flag: the caller watches the queue's next tag
+/// ([`QueueTags::watch_next_grant`]): in [`FAST_PATH_FLAGS`], so that the
+/// allocation that takes it leaves the fast path and tells the caller.
+pub(super) const WATCHED: u32 = 1 << 3;
 /// Flag: refused below its fair share and since then neither drained to
 /// zero in flight, nor idle, nor found by a tick holding its fair share
 /// without such a refusal in the tick's period; counted in the host's
@@ -54,7 +58,7 @@ pub(super) const FAST_PATH_FLAGS: u32 = 0xff;
 pub struct QueueTags {
     /// Caller-assigned index; bit `index % 64` in the host waiter mask.
     pub(super) index: AtomicU32,
-    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`STARVED`], [`DENIED`],
+    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`WATCHED`], [`STARVED`], [`DENIED`],
     /// [`BORROWER`] (RMW only).
     pub(super) state: AtomicU32,
     /// Tags currently held by this queue.
@@ -163,6 +167,17 @@ impl QueueTags {
             NO_WINDOW => None,
             slot => Some(slot),
         }
+    }
+
+    /// Makes the queue's next successful [`super::host::HostTags::get_watching`]
+    /// call its `on_watched` (once). A caller that measures something up to
+    /// the queue's next tag (rnull: how long a refused queue waits) watches
+    /// for it without a check of its own on every allocation: the flag
+    /// keeps that allocation off the fast path. The next tag is the first
+    /// one that an allocation starting after this call takes; one that
+    /// raced with it may take a tag without reporting it.
+    pub fn watch_next_grant(&self) {
+        self.set_flags(WATCHED);
     }
 
     /// Sets the uncounted `flags` (BUSY, WAITING, ...) unless all are set
