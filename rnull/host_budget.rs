@@ -237,7 +237,7 @@ impl Host {
             };
             queues.push(Entry(Arc::new(queue, GFP_KERNEL)?), GFP_KERNEL)?;
         }
-        let waker = Arc::new(QueueWaker::new(queues.len())?, GFP_KERNEL)?;
+        let waker = Arc::pin_init(QueueWaker::new(queues.len())?, GFP_KERNEL)?;
         Ok(Some(Arc::new(
             Self {
                 tags,
