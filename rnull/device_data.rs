@@ -326,7 +326,8 @@ impl Command {
         const { assert!(crate::rtags::bitmap::MAX_TAGS < u32::MAX) };
         // Relaxed: see `set_done_bytes`.
         debug_assert_eq!(self.held.load(Ordering::Relaxed), 0);
-        self.held.store(u64::from(tag) + 1, Ordering::Relaxed);
+        // Wrapping: no overflow check, which the assertion above makes moot.
+        self.held.store(u64::from(tag.wrapping_add(1)), Ordering::Relaxed);
     }
 
     /// Whether the request holds anything [`Self::take_held`] would take.

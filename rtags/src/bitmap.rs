@@ -90,6 +90,7 @@
 //! still spread their slots over all their words.
 
 use super::sync::{AtomicU32, AtomicU64, Ordering};
+use core::num::NonZeroU64;
 
 /// Fixed capacity of a [`TagBitmap`]: the largest depth that can be set.
 pub const MAX_TAGS: u32 = 1024;
@@ -294,10 +295,8 @@ impl TagBitmap {
         // Relaxed (both): a snapshot to choose a candidate bit (as in
         // `get_in_word`), and a mask that may be stale during a resize.
         let free = !word.bits.load(Ordering::Relaxed) & word.valid.load(Ordering::Relaxed);
-        if free == 0 {
-            return None;
-        }
-        let bit = free.trailing_zeros();
+        // Non-zero, so that the compiler knows the bit index is below 64.
+        let bit = NonZeroU64::new(free)?.trailing_zeros();
         if !claim(&word.bits, bit) {
             return None;
         }
