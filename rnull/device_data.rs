@@ -327,7 +327,8 @@ impl Command {
         // Relaxed: see `set_done_bytes`.
         debug_assert_eq!(self.held.load(Ordering::Relaxed), 0);
         // Wrapping: no overflow check, which the assertion above makes moot.
-        self.held.store(u64::from(tag.wrapping_add(1)), Ordering::Relaxed);
+        self.held
+            .store(u64::from(tag.wrapping_add(1)), Ordering::Relaxed);
     }
 
     /// Whether the request holds anything [`Self::take_held`] would take.

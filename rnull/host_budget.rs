@@ -23,8 +23,9 @@
 //! ends at its next tag, or at its next request held back by its bandwidth
 //! limit (it ran; what it then waits for is bandwidth, which blk-mq's delayed
 //! run retries). A refusal in between starts a new wait. Benchmarks show it
-//! stays at zero while I/O runs; the re-run is blk-mq's kblockd work, which
-//! waits like any other for a CPU (see the README, "Tag policies on the
+//! at zero, fio's start and exit included: the re-run is `kapi::wake`'s
+//! real-time restart thread, not kblockd's work, which waited 1 to 7 ms
+//! behind fio's start and exit (see the README, "Tag policies on the
 //! maintainers' scenarios").
 //!
 //! The allocator and the policies are rtags' `host` module ([`HostTags`]);

@@ -22,6 +22,16 @@ use kernel::{bindings, error::Error, init::PinInit, prelude::*, types::ForeignOw
 /// What a [`ForeignOwnable`] lends out per call.
 pub(crate) type ForeignBorrowed<'a, T> = <T as ForeignOwnable>::Borrowed<'a>;
 
+/// How much of a request's release [`Operations::release`] did.
+#[must_use]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Released {
+    /// All of it.
+    All,
+    /// Not all: [`Operations::release_rest`] finishes it.
+    Partly,
+}
+
 /// The driver side of a tag set.
 ///
 /// `QueueData` belongs to one request queue (disk) and is lent to every
@@ -33,15 +43,6 @@ pub(crate) type ForeignBorrowed<'a, T> = <T as ForeignOwnable>::Borrowed<'a>;
 /// `blk_mq_ops`. Using a path that needs one the driver left out
 /// ([`Request::complete`] without `complete`, [`Request::complete_after`]
 /// without `timer_expired`) fails the build.
-/// How much of a request's release [`Operations::release`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Released {
-    /// All of it.
-    All,
-    /// Not all: [`Operations::release_rest`] finishes it.
-    Partly,
-}
-
 #[vtable]
 pub(crate) trait Operations: Sized + 'static {
     /// Per request queue data, owned by the queue while it exists.

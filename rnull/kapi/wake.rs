@@ -4,20 +4,23 @@
 //!
 //! With a host-wide tag budget, a tag freed by one disk may be what another
 //! disk is waiting for, so completions must be able to re-run any disk's
-//! queues. A completion can race with a disk being deleted; the slot
-//! protocol below makes that safe without a lock in the completion path:
+//! queues. A completion only sets the disk's bit and queues the restart
+//! thread's work (below); the thread runs the queues. A restart can race
+//! with a disk being deleted; the slot protocol makes that safe without a
+//! lock in the completion path:
 //!
-//! * runner (the restart thread, see below): `busy += 1` (SeqCst), load
-//!   `queue` (SeqCst), run it if non-null, `busy -= 1` (Release);
-//! * unregister: store null in `queue` (SeqCst), then wait until `busy`
-//!   reads 0 (Acquire, pairs with the runner's decrement).
+//! * register: store the queue in the disk's slot (Release);
+//! * runner (the restart thread's work): load the slot (Acquire), run the
+//!   queue if non-null;
+//! * unregister: store null in the slot, then flush the work
+//!   (`kthread_flush_work`, which sleeps).
 //!
-//! The two SeqCst pairs form the store-buffering pattern: either the
-//! runner's increment is visible to the unregistering side (which then
-//! waits for it), or the runner's load sees null. After `unregister`
-//! returns no runner can touch the queue, so the disk may be deleted: the
-//! runner's synchronous dispatch is over, and any async run it left to
-//! kblockd is cancelled by `del_gendisk`.
+//! The flush waits for the instance of the work that is running or queued,
+//! if any. A later instance is taken off the worker's list under the
+//! worker's lock, which the flush took after the null store: it reads
+//! null. After `unregister` returns no runner can touch the queue, so the
+//! disk may be deleted: the runner's synchronous dispatch is over, and any
+//! async run it left to kblockd is cancelled by `del_gendisk`.
 //!
 //! # Why a run alone can be lost, and the restart protocol
 //!
@@ -58,7 +61,11 @@
 //! at the next preemption point, on whichever CPU the scheduler finds
 //! for it. blk-mq still runs a hardware queue whose CPUs do not include
 //! the thread's current one asynchronously (`blk_mq_run_hw_queue`); a disk
-//! with one hardware queue (every CPU) is always run here.
+//! with one hardware queue (every CPU) is run here. The thread's
+//! synchronous runs are bounded ([`SYNC_BUDGET_NS`] of every
+//! [`SYNC_WINDOW_NS`]); past that it leaves the window's restarts to
+//! kblockd, so that its priority buys the hand-off's latency, never the
+//! host's dispatch throughput.
 //!
 //! A wake-up sets the disk's bit in `pending` and queues the one work
 //! item; `kthread_queue_work` does nothing if it is already queued. The
@@ -66,16 +73,26 @@
 //! worker's lock, which the queueing side also takes, before the item
 //! swaps `pending` to 0; a wake-up while the item runs queues it again.
 
+use super::time::now_ns;
 use core::{
     ptr::NonNull,
-    sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{fence, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
 };
 use kernel::{bindings, c_str, error::from_err_ptr, prelude::*, types::Opaque};
 
-struct Slot {
-    queue: AtomicPtr<bindings::request_queue>,
-    busy: AtomicU32,
-}
+/// A disk's slot: its request queue while it is registered, else null.
+type Slot = AtomicPtr<bindings::request_queue>;
+
+/// The restart thread runs queues synchronously for at most
+/// [`SYNC_BUDGET_NS`] of every window of this length; past it, a window's
+/// restarts are blk-mq's async runs (kblockd's fair-class work). Each
+/// synchronous run dispatches whatever the queue holds, which a busy host
+/// with inline completions (whose puts wake disks again) could keep
+/// feeding: the bound keeps the thread's real-time priority to the
+/// hand-off's latency, not its throughput.
+const SYNC_WINDOW_NS: u64 = 1_000_000;
+/// See [`SYNC_WINDOW_NS`]: a quarter of a CPU.
+const SYNC_BUDGET_NS: u64 = 250_000;
 
 /// A kthread worker at the lowest `SCHED_FIFO` priority.
 ///
@@ -94,8 +111,9 @@ impl Worker {
             bindings::kthread_create_worker(0, c_str!("%s").as_char_ptr(), name.as_char_ptr())
         })?;
         let worker = NonNull::new(raw).ok_or(ENOMEM)?;
-        // A worker made by `kthread_create_worker` has its task, started.
-        // SAFETY: as above.
+        // `kthread_create_worker` sets the worker's `task` (created and
+        // woken) before it returns the worker.
+        // SAFETY: as above; the worker is live until we destroy it.
         unsafe { bindings::sched_set_fifo_low((*worker.as_ptr()).task) };
         // INVARIANT: made by `kthread_create_worker` above.
         Ok(Self(worker))
@@ -111,34 +129,44 @@ impl Drop for Worker {
     }
 }
 
-// SAFETY: the kthread worker API may be used from any thread and context.
+// SAFETY: the kthread worker API may be used from any thread; dropping a
+// worker sleeps, which `QueueWaker`'s users do in process context (the last
+// reference goes with a disk or the host budget).
 unsafe impl Send for Worker {}
-// SAFETY: as above.
+// SAFETY: queueing and flushing work may be done from any thread, and
+// queueing from any context.
 unsafe impl Sync for Worker {}
 
-/// One slot per disk that may need re-running (at most 64: a bit each in
-/// `pending`).
+/// The restart thread and one slot per disk that may need re-running (at
+/// most 64: a bit each in `pending`). Dropped in process context (the
+/// worker's destruction sleeps).
 ///
 /// # Invariants
 ///
-/// A non-null `queue` in a slot is the request queue of a registered disk,
-/// live until the slot is unregistered. `work` is initialised with
-/// [`restart_work`] and is only ever queued on `worker`. `worker` is
-/// declared first, so that it is destroyed (its work flushed) before the
-/// other fields go: a running [`restart_work`] may use all of them.
+/// A non-null slot is the request queue of a registered disk, live until
+/// the slot is unregistered. `work` is initialised with [`restart_work`]
+/// and is only ever queued on `worker`. `worker` is declared first, so that
+/// it is destroyed (its work flushed) before the other fields go: a
+/// running [`restart_work`] uses `slots`, `pending` and the window fields.
 #[pin_data]
 pub(crate) struct QueueWaker {
     worker: Worker,
     slots: KVec<Slot>,
     /// The slots to restart: bit `index`.
     pending: AtomicU64,
+    /// When the restart thread's current [`SYNC_WINDOW_NS`] window began
+    /// (touched by the restart thread only).
+    window_start_ns: AtomicU64,
+    /// The time it spent in synchronous runs in that window (restart
+    /// thread only).
+    window_used_ns: AtomicU64,
     #[pin]
     work: Opaque<bindings::kthread_work>,
 }
 
-// SAFETY: the slots and `pending` are atomics, the worker may be used from
-// any thread (see `Worker`), and `work` is only handed to the worker's
-// functions, which serialise it under the worker's lock.
+// SAFETY: the slots, `pending` and the window are atomics, the worker may
+// be used from any thread (see `Worker`), and `work` is only handed to the
+// worker's functions, which serialise it under the worker's lock.
 unsafe impl Send for QueueWaker {}
 // SAFETY: as above.
 unsafe impl Sync for QueueWaker {}
@@ -151,13 +179,7 @@ impl QueueWaker {
         }
         let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
-            slots.push(
-                Slot {
-                    queue: AtomicPtr::new(core::ptr::null_mut()),
-                    busy: AtomicU32::new(0),
-                },
-                GFP_KERNEL,
-            )?;
+            slots.push(AtomicPtr::new(core::ptr::null_mut()), GFP_KERNEL)?;
         }
         let worker = Worker::new(c_str!("rnull_restart"))?;
         // INVARIANT: all slots start empty; `work` is initialised with
@@ -166,6 +188,8 @@ impl QueueWaker {
             worker,
             slots,
             pending: AtomicU64::new(0),
+            window_start_ns: AtomicU64::new(0),
+            window_used_ns: AtomicU64::new(0),
             work <- Opaque::ffi_init(|work: *mut bindings::kthread_work| {
                 // `kthread_init_work()`, a macro: zeroed, an empty list node,
                 // the function.
@@ -190,24 +214,25 @@ impl QueueWaker {
     /// returns.
     pub(crate) unsafe fn register(&self, index: usize, queue: *mut bindings::request_queue) {
         if let Some(slot) = self.slots.get(index) {
-            // SeqCst: see the module documentation.
-            slot.queue.store(queue, Ordering::SeqCst);
+            // Release: pairs with the runner's Acquire load (the queue is
+            // initialised before a runner can use it).
+            slot.store(queue, Ordering::Release);
         }
     }
 
-    /// Withdraws disk `index`'s queue and waits for runners still using it.
+    /// Withdraws disk `index`'s queue and waits for the restart thread to
+    /// be done with it (see the module documentation). Sleeps: process
+    /// context only, not the restart thread.
     pub(crate) fn unregister(&self, index: usize) {
         let Some(slot) = self.slots.get(index) else {
             return;
         };
-        // SeqCst: pairs with the runner's increment and load.
-        slot.queue.store(core::ptr::null_mut(), Ordering::SeqCst);
-        // Acquire: pairs with the runner's Release decrement, so its use of
-        // the queue happens before we return. The runner is the restart
-        // thread, real-time: it is not kept off its CPU by this wait.
-        while slot.busy.load(Ordering::Acquire) != 0 {
-            core::hint::spin_loop();
-        }
+        // Relaxed: ordered before the next instance's load by the worker's
+        // lock, which the flush takes (see the module documentation).
+        slot.store(core::ptr::null_mut(), Ordering::Relaxed);
+        // SAFETY: `work` is initialised and only queued on our worker, which
+        // is live (type invariants); a work never queued returns at once.
+        unsafe { bindings::kthread_flush_work(self.work.get()) };
     }
 
     /// Has the restart thread restart every hardware queue of disk
@@ -228,62 +253,78 @@ impl QueueWaker {
         // the worker's lock with interrupts saved, in any context.
         unsafe { bindings::kthread_queue_work(self.worker.0.as_ptr(), self.work.get()) };
     }
-
-    /// Restarts disk `index`'s queues, if it is registered (the restart
-    /// thread).
-    fn restart(&self, index: usize) {
-        let Some(slot) = self.slots.get(index) else {
-            return;
-        };
-        // SeqCst: see the module documentation.
-        slot.busy.fetch_add(1, Ordering::SeqCst);
-        let queue = slot.queue.load(Ordering::SeqCst);
-        if !queue.is_null() {
-            // A non-null queue is live while `busy` is raised (type invariant
-            // and the unregister protocol); this is the restart thread.
-            // SAFETY: as above.
-            unsafe { restart_queue(queue) };
-        }
-        // Release: orders our use of the queue before unregister's wait ends.
-        slot.busy.fetch_sub(1, Ordering::Release);
-    }
 }
 
 /// The restart thread's work: restarts the queues of every disk woken
-/// since it last ran.
+/// since it last ran, synchronously while the window's budget lasts.
 ///
 /// # Safety
 ///
 /// `work` must be the `work` of a live [`QueueWaker`], run by its worker.
 unsafe extern "C" fn restart_work(work: *mut bindings::kthread_work) {
     // `Opaque<T>` has `T`'s layout, so the field's address is `work`.
-    // SAFETY: `work` is the `work` field of a live `QueueWaker` (guaranteed
-    // by the caller), which its own worker outlives no further than this
-    // call (type invariant).
-    let waker = unsafe {
-        &*kernel::container_of!(
+    // SAFETY: `work` is the `work` field of a `QueueWaker` (guaranteed by
+    // the caller).
+    let this = unsafe {
+        kernel::container_of!(
             work.cast::<Opaque<bindings::kthread_work>>(),
             QueueWaker,
             work
         )
     };
+    // Only the fields this work uses, never the whole waker: its drop may
+    // be flushing this work, holding `&mut` to the worker.
+    // SAFETY: the waker is live and these fields are not dropped before
+    // the worker is destroyed, which waits for this call (type invariant).
+    let (slots, pending, start, used) = unsafe {
+        (
+            &*core::ptr::addr_of!((*this).slots),
+            &*core::ptr::addr_of!((*this).pending),
+            &*core::ptr::addr_of!((*this).window_start_ns),
+            &*core::ptr::addr_of!((*this).window_used_ns),
+        )
+    };
     // Acquire: pairs with `run`'s Release.
-    let mut mask = waker.pending.swap(0, Ordering::Acquire);
+    let mut mask = pending.swap(0, Ordering::Acquire);
+    // Relaxed (window): only this thread touches it.
+    let now = now_ns();
+    if now.saturating_sub(start.load(Ordering::Relaxed)) >= SYNC_WINDOW_NS {
+        start.store(now, Ordering::Relaxed);
+        used.store(0, Ordering::Relaxed);
+    }
     while mask != 0 {
         let index = mask.trailing_zeros() as usize;
         mask &= mask - 1;
-        waker.restart(index);
+        let Some(slot) = slots.get(index) else {
+            continue;
+        };
+        // Acquire: pairs with `register`'s Release.
+        let queue = slot.load(Ordering::Acquire);
+        if queue.is_null() {
+            continue;
+        }
+        let sync = used.load(Ordering::Relaxed) < SYNC_BUDGET_NS;
+        let t0 = if sync { now_ns() } else { 0 };
+        // A non-null slot is a live queue until `unregister`, which waits
+        // for this call (type invariant, module documentation); this is the
+        // restart thread, which may sleep.
+        // SAFETY: as above.
+        unsafe { restart_queue(queue, sync) };
+        if sync {
+            used.fetch_add(now_ns().saturating_sub(t0), Ordering::Relaxed);
+        }
     }
 }
 
 /// `__blk_mq_sched_restart()` (not exported) for every hardware queue of
-/// `q`, each run synchronously where blk-mq allows it.
+/// `q`, each run synchronously (`sync`, where blk-mq allows it) or queued
+/// for kblockd.
 ///
 /// # Safety
 ///
 /// `q` must be the live request queue of a registered disk, and the caller
 /// a process context that may sleep (the restart thread).
-unsafe fn restart_queue(q: *mut bindings::request_queue) {
+unsafe fn restart_queue(q: *mut bindings::request_queue, sync: bool) {
     // The table and its contexts stay valid: the number of hardware queues changes only while the
     // disk is out of the waker (an invariant of `Disk`), and blk-mq frees contexts only when the
     // queue is released (which waits for `unregister`); `xa_load` is safe under RCU or without
@@ -313,6 +354,6 @@ unsafe fn restart_queue(q: *mut bindings::request_queue) {
         // CPUs include it (else blk-mq queues an async run), and may sleep
         // for a blocking set.
         // SAFETY: `hctx` is live; we may sleep (guaranteed by the caller).
-        unsafe { bindings::blk_mq_run_hw_queue(hctx, false) };
+        unsafe { bindings::blk_mq_run_hw_queue(hctx, !sync) };
     }
 }

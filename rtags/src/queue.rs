@@ -177,7 +177,12 @@ impl QueueTags {
     /// one that an allocation starting after this call takes; one that
     /// raced with it may take a tag without reporting it.
     pub fn watch_next_grant(&self) {
-        self.set_flags(WATCHED);
+        // Release, and an RMW even if the flag is set (unlike `set_flags`):
+        // the allocation that takes the flag (Acquire) sees what the caller
+        // wrote before the watch, or the flag stays set for the next one. A
+        // skipped RMW could let a taker of the old watch miss the new
+        // write, and leave nothing watching for it.
+        self.state.fetch_or(WATCHED, Ordering::Release);
     }
 
     /// Sets the uncounted `flags` (BUSY, WAITING, ...) unless all are set
