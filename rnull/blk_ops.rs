@@ -169,6 +169,7 @@ impl Operations for RNullOps {
             .wrapping_add(index);
         HwQueue {
             hint: AtomicU32::new(initial_hint(slot)),
+            host: queue.host.clone(),
             polled: PollList::new(),
         }
     }
@@ -195,7 +196,7 @@ impl Operations for RNullOps {
         // Nothing refuses the request after it took a host tag: blk-mq
         // would keep the tag's request, and its next dispatch would take
         // another.
-        if let Some(host) = &dev.host {
+        if let Some(host) = &hw.host {
             match host.get(&hw.hint) {
                 Ok(tag) => rq.data().set_host_tag(tag),
                 // blk-mq keeps the request and, told DEV_RESOURCE, arms no
@@ -334,10 +335,10 @@ impl Operations for RNullOps {
         let Some(tag) = rq.data().take_held() else {
             return Released::All;
         };
-        let dev = rq.queue_data();
+        let hw = rq.hw_data();
         // Only a device in a budget takes host tags, and it stays in it.
-        debug_assert!(dev.host.is_some());
-        let Some(host) = &dev.host else {
+        debug_assert!(hw.host.is_some());
+        let Some(host) = &hw.host else {
             return Released::All;
         };
         match host.put_begin(tag) {
@@ -352,7 +353,7 @@ impl Operations for RNullOps {
     /// Finishes the put that [`Self::release`] began.
     fn release_rest(rq: &Request<Self>) {
         let rest = rq.data().take_put_rest();
-        if let Some(host) = &rq.queue_data().host {
+        if let Some(host) = &rq.hw_data().host {
             host.put_finish(rest);
         }
     }

@@ -222,9 +222,16 @@ pub(crate) struct Backing {
 }
 
 /// Per hardware queue state.
+// C layout, the hint first: the host tag's fast path addresses it with no
+// offset.
+#[repr(C)]
 pub(crate) struct HwQueue {
     /// Where this queue's next host tag search starts (sbitmap's alloc hint).
     pub(crate) hint: AtomicU32,
+    /// The device's place in the host budget, if it has one (the device's
+    /// own, held here too: a request's end reaches it from the request's
+    /// hardware queue in two loads).
+    pub(crate) host: Option<HostMember>,
     /// A poll queue's started requests, until `poll` ends them (empty on
     /// the other queues).
     pub(crate) polled: PollList<RNullOps>,

@@ -109,6 +109,7 @@ impl AsRef<QueueTags> for Entry {
 
 /// A device as a member of the host budget: the budget and the device's
 /// own record in it.
+#[derive(Clone)]
 pub(crate) struct HostMember {
     /// The budget.
     pub(crate) host: Arc<Host>,

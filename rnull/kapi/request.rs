@@ -14,18 +14,15 @@
 //! ([`Request::complete_after`], given back in
 //! [`Operations::timer_expired`]). Dropping one ends it with an I/O error.
 
-use super::operations::ForeignBorrowed;
-use super::operations::{Operations, Released};
+use super::operations::{Operations, OperationsVTable, Released};
 use core::{
     marker::PhantomData,
     mem::ManuallyDrop,
+    pin::Pin,
     ptr::NonNull,
     sync::atomic::{AtomicBool, Ordering},
 };
-use kernel::{
-    bindings,
-    types::{ForeignOwnable, Opaque},
-};
+use kernel::{bindings, types::Opaque};
 
 /// A block-layer completion status (`blk_status_t`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -384,12 +381,15 @@ impl<T: Operations> Request<T> {
         unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data }
     }
 
-    /// The data of the queue (disk) the request belongs to.
-    pub(crate) fn queue_data(&self) -> ForeignBorrowed<'_, T::QueueData> {
-        // A live request's queue is live, and its `queuedata` holds a
-        // `T::QueueData` (see `Disk`) released only after the queue.
+    /// The data of the hardware queue the request was dispatched on.
+    pub(crate) fn hw_data(&self) -> Pin<&T::HwData> {
+        // A request keeps its `mq_hctx` from allocation on, and blk-mq
+        // exits a hardware context (dropping its data) only with no request
+        // of the queue in the driver: a freeze, or the queue's release.
+        // The context was initialised by `init_hctx_callback` before it
+        // could dispatch the request.
         // SAFETY: as above.
-        unsafe { T::QueueData::borrow((*(*self.rq.as_ptr()).q).queuedata) }
+        unsafe { OperationsVTable::<T>::hw_data((*self.rq.as_ptr()).mq_hctx) }
     }
 
     /// Gives back what the driver holds for the request, if anything
