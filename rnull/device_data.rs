@@ -13,7 +13,7 @@ use crate::{
         badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
         timer::Timer, write_cache::WriteCache,
     },
-    rtags::{host::PutRest, link::Link},
+    rtags::{bitmap::MAX_TAGS, host::PutRest, link::Link},
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
 };
@@ -330,7 +330,7 @@ impl Command {
     /// could record a byte count.
     pub(crate) fn set_host_tag(&self, tag: u32) {
         // A tag and its `+ 1` fit the low half.
-        const { assert!(crate::rtags::bitmap::MAX_TAGS < u32::MAX) };
+        const { assert!(MAX_TAGS < u32::MAX) };
         // Relaxed: see `set_done_bytes`.
         debug_assert_eq!(self.held.load(Ordering::Relaxed), 0);
         // Wrapping: no overflow check, which the assertion above makes moot.
@@ -351,7 +351,10 @@ impl Command {
         // Relaxed: see `set_done_bytes`.
         let held = self.held.load(Ordering::Relaxed);
         self.held.store(0, Ordering::Relaxed);
-        (held as u32).checked_sub(1)
+        // One compare for "none" (0 wraps) and the tag's range, which
+        // rtags' put then need not check again (both inline).
+        let tag = (held as u32).wrapping_sub(1);
+        (tag < MAX_TAGS).then_some(tag)
     }
 
     /// Keeps what the put of the host tag left, for `release_rest`.

@@ -49,19 +49,21 @@
 //!
 //! # Protocol
 //!
-//! Allocation is sbitmap's `test_and_set_bit_lock` scheme: read a word,
-//! pick its lowest zero valid bit, claim it with an `Acquire` `fetch_or`; if
-//! the bit was already set someone else won the race, so re-read the word
-//! and retry. Only the claimed bit of the `fetch_or` result is looked at,
-//! so that it compiles to a single `lock bts` (as `test_and_set_bit_lock`
-//! does) rather than a CAS loop. Freeing is a `Release` `fetch_and`
-//! (`clear_bit_unlock`, a `lock btr`). The Release/Acquire pair makes
-//! everything the previous owner did with a tag happen-before the next
-//! owner's use of it.
+//! Allocation is sbitmap's `test_and_set_bit_lock` scheme with the bits
+//! inverted: a word holds its *free* tags (a set bit is free), so that the
+//! fast path finds the candidates with one AND of the word and its valid
+//! mask, without a complement. Read a word, pick its lowest set valid bit,
+//! claim it with an `Acquire` `fetch_and` that clears it; if the bit was
+//! already clear someone else won the race, so re-read the word and retry.
+//! Only the claimed bit of the `fetch_and` result is looked at, so that it
+//! compiles to a single `lock btr` rather than a CAS loop. Freeing is a
+//! `Release` `fetch_or` (`clear_bit_unlock`'s counterpart, a `lock bts`).
+//! The Release/Acquire pair makes everything the previous owner did with a
+//! tag happen-before the next owner's use of it.
 //!
 //! The common case, a free valid bit in the hinted word, is inlined into the
 //! caller (`TagBitmap::get_fast`: the hint, the word and its mask are
-//! loaded, one `lock bts`, no store); everything else (the word is full,
+//! loaded, one `lock btr`, no store); everything else (the word is full,
 //! has no valid bit, or the claim lost a race) is the out-of-line search of
 //! all words (`TagBitmap::search`).
 //!
@@ -137,8 +139,8 @@ impl Error {
 /// One bitmap word and its valid mask, alone in their cache line.
 #[repr(align(64))]
 struct Word {
-    /// Allocated tags (bit `b` is tag `b * NR_WORDS + word`).
-    bits: AtomicU64,
+    /// Free tags (bit `b` is tag `b * NR_WORDS + word`; set: free).
+    free: AtomicU64,
     /// The bits whose tags are `< depth` (see "Valid masks").
     valid: AtomicU64,
 }
@@ -168,23 +170,25 @@ fn range_mask(lo: u32, hi: u32, w: u32) -> u64 {
     word_mask(hi, w) & !word_mask(lo, w)
 }
 
-/// Claims bit `bit` (`< 64`) of `word`; `false` if it was already set.
+/// Claims bit `bit` (`< 64`) of the free-tag word `word`; `false` if it
+/// was already taken (clear).
 #[inline(always)]
 fn claim(word: &AtomicU64, bit: u32) -> bool {
     let bitmask = 1u64.wrapping_shl(bit);
-    // Acquire: pairs with the Release fetch_and in `TagBitmap::put` (the
+    // Acquire: pairs with the Release fetch_or in `TagBitmap::put` (the
     // previous owner's free), like test_and_set_bit_lock/clear_bit_unlock.
     // Only the claimed bit of the old value is used, which lets the
-    // compiler emit a single `lock bts` rather than a CAS loop.
-    word.fetch_or(bitmask, Ordering::Acquire) & bitmask == 0
+    // compiler emit a single `lock btr` rather than a CAS loop.
+    word.fetch_and(!bitmask, Ordering::Acquire) & bitmask != 0
 }
 
-/// Claims the lowest zero bit of `word` inside `mask`.
+/// Claims the lowest set (free) bit of the free-tag word `word` inside
+/// `mask`.
 fn get_in_word(word: &AtomicU64, mask: u64) -> Option<u32> {
     loop {
         // Relaxed: only a snapshot to choose a candidate bit; `claim` is
         // what claims it (and we re-read the word after a lost race).
-        let free = !word.load(Ordering::Relaxed) & mask;
+        let free = word.load(Ordering::Relaxed) & mask;
         if free == 0 {
             return None;
         }
@@ -209,7 +213,7 @@ impl TagBitmap {
         }
         Ok(Self {
             words: core::array::from_fn(|w| Word {
-                bits: AtomicU64::new(0),
+                free: AtomicU64::new(u64::MAX),
                 // w < NR_WORDS: no truncation.
                 valid: AtomicU64::new(word_mask(depth, w as u32)),
             }),
@@ -283,7 +287,7 @@ impl TagBitmap {
 
     /// The inlined fast path of [`Self::get`]: the lowest free valid bit of
     /// the hinted word, one load of the hint, the word and its mask (one
-    /// cache line), one `lock bts`-style RMW, no store. `None` when the
+    /// cache line), one `lock btr`-style RMW, no store. `None` when the
     /// word is full, has no valid bit, or the claim lost a race: the
     /// caller then calls [`Self::search`].
     #[inline(always)]
@@ -294,10 +298,10 @@ impl TagBitmap {
         let word = self.words.get(w as usize)?;
         // Relaxed (both): a snapshot to choose a candidate bit (as in
         // `get_in_word`), and a mask that may be stale during a resize.
-        let free = !word.bits.load(Ordering::Relaxed) & word.valid.load(Ordering::Relaxed);
+        let free = word.free.load(Ordering::Relaxed) & word.valid.load(Ordering::Relaxed);
         // Non-zero, so that the compiler knows the bit index is below 64.
         let bit = NonZeroU64::new(free)?.trailing_zeros();
-        if !claim(&word.bits, bit) {
+        if !claim(&word.free, bit) {
             return None;
         }
         Some((bit << WORD_SHIFT) | w)
@@ -322,7 +326,7 @@ impl TagBitmap {
         for _ in 0..nwords {
             if let Some(word) = self.words.get(w as usize) {
                 // Relaxed: see `get_fast`.
-                if let Some(bit) = get_in_word(&word.bits, word.valid.load(Ordering::Relaxed)) {
+                if let Some(bit) = get_in_word(&word.free, word.valid.load(Ordering::Relaxed)) {
                     if h != w {
                         // Relaxed: heuristic only (see above).
                         hint.store(w, Ordering::Relaxed);
@@ -368,7 +372,7 @@ impl TagBitmap {
             if let Some(word) = self.words.get(w as usize) {
                 // Relaxed: see `get_fast`.
                 let mask = range_mask(lo, hi, w) & word.valid.load(Ordering::Relaxed);
-                if let Some(bit) = get_in_word(&word.bits, mask) {
+                if let Some(bit) = get_in_word(&word.free, mask) {
                     if h != w {
                         // Relaxed: heuristic only.
                         hint.store(w, Ordering::Relaxed);
@@ -399,7 +403,7 @@ impl TagBitmap {
             self.words.get(w as usize).is_some_and(|word| {
                 // Relaxed (both): a snapshot, ordered by the caller (after
                 // its fence); see `get_fast` for the mask.
-                !word.bits.load(Ordering::Relaxed)
+                word.free.load(Ordering::Relaxed)
                     & word.valid.load(Ordering::Relaxed)
                     & range_mask(lo, hi, w)
                     != 0
@@ -418,10 +422,10 @@ impl TagBitmap {
             return false;
         };
         let bit = 1u64.wrapping_shl(tag >> WORD_SHIFT);
-        // Release: pairs with the Acquire fetch_or in `claim` of the next
+        // Release: pairs with the Acquire fetch_and in `claim` of the next
         // owner of this tag (clear_bit_unlock).
-        let prev = word.bits.fetch_and(!bit, Ordering::Release);
-        prev & bit != 0
+        let prev = word.free.fetch_or(bit, Ordering::Release);
+        prev & bit == 0
     }
 
     /// Returns `true` if `tag` is currently allocated (racy snapshot).
@@ -431,7 +435,7 @@ impl TagBitmap {
         }
         self.words.get((tag & WORD_MASK) as usize).is_some_and(|w| {
             // Relaxed: statistics / assertions only.
-            w.bits.load(Ordering::Relaxed) & 1u64.wrapping_shl(tag >> WORD_SHIFT) != 0
+            w.free.load(Ordering::Relaxed) & 1u64.wrapping_shl(tag >> WORD_SHIFT) == 0
         })
     }
 
@@ -444,7 +448,7 @@ impl TagBitmap {
         self.words
             .iter()
             // Relaxed: statistics only.
-            .map(|w| w.bits.load(Ordering::Relaxed).count_ones())
+            .map(|w| (!w.free.load(Ordering::Relaxed)).count_ones())
             .fold(0u32, u32::saturating_add)
     }
 }
