@@ -401,16 +401,20 @@ impl<T: DiskFiles> Drop for Disk<T> {
     fn drop(&mut self) {
         // Before their kobjects and the queue data they read go away.
         drop(core::mem::take(&mut self.hctx_files));
-        // Completions of other disks must not re-run this queue any more.
+        // After `del_gendisk` no request reaches the driver and no sysfs
+        // callback runs. It drains the queue with the waker still on: a
+        // request refused a host tag is dispatched again only by a wake-up
+        // (see `wake`). Then completions of other disks must not re-run
+        // this queue any more; `put_disk` drops our reference, the queue
+        // data is then unused and released. The group's storage drops
+        // after this.
+        // SAFETY: as above; the disk is added (type invariant).
+        unsafe { bindings::del_gendisk(self.gendisk.as_ptr()) };
         if let Some((waker, index)) = &self.waker {
             waker.unregister(*index);
         }
-        // After `del_gendisk` no request reaches the driver and no sysfs
-        // callback runs; `put_disk` drops our reference; the queue data is
-        // then unused and released. The group's storage drops after this.
-        // SAFETY: as above; the disk is added (type invariant).
+        // SAFETY: as above.
         unsafe {
-            bindings::del_gendisk(self.gendisk.as_ptr());
             bindings::put_disk(self.gendisk.as_ptr());
             drop(T::QueueData::from_foreign(self.queue_data));
         }

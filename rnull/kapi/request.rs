@@ -383,11 +383,13 @@ impl<T: Operations> Request<T> {
 
     /// The data of the hardware queue the request was dispatched on.
     pub(crate) fn hw_data(&self) -> Pin<&T::HwData> {
-        // A request keeps its `mq_hctx` from allocation on, and blk-mq
-        // exits a hardware context (dropping its data) only with no request
-        // of the queue in the driver: a freeze, or the queue's release.
-        // The context was initialised by `init_hctx_callback` before it
-        // could dispatch the request.
+        // A request in the driver has its `mq_hctx` (set at allocation; a
+        // flush request's at each flush), and blk-mq exits a hardware
+        // context (dropping its data) only with no request of the queue in
+        // the driver: in `del_gendisk` after draining, or in
+        // `blk_mq_update_nr_hw_queues` under a freeze. The context was
+        // initialised by `init_hctx_callback` before it could dispatch the
+        // request.
         // SAFETY: as above.
         unsafe { OperationsVTable::<T>::hw_data((*self.rq.as_ptr()).mq_hctx) }
     }

@@ -12,15 +12,23 @@
 //! * register: store the queue in the disk's slot (Release);
 //! * runner (the restart thread's work): load the slot (Acquire), run the
 //!   queue if non-null;
-//! * unregister: store null in the slot, then flush the work
-//!   (`kthread_flush_work`, which sleeps).
+//! * unregister: store null in the slot, then flush the worker
+//!   (`kthread_flush_worker`, which sleeps).
 //!
-//! The flush waits for the instance of the work that is running or queued,
-//! if any. A later instance is taken off the worker's list under the
-//! worker's lock, which the flush took after the null store: it reads
-//! null. After `unregister` returns no runner can touch the queue, so the
-//! disk may be deleted: the runner's synchronous dispatch is over, and any
-//! async run it left to kblockd is cancelled by `del_gendisk`.
+//! The flush queues a work item of its own under the worker's lock, after
+//! the null store, and waits for it: the instance of our work that is
+//! running or queued ahead of it has finished when it returns, and a later
+//! instance is taken off the worker's list under that lock after the flush
+//! took it, so it reads null. (`kthread_flush_work` would not do: it
+//! returns at once, without the lock, for a work never queued before, and
+//! a first queueing racing with it would then be ordered by nothing.)
+//! After `unregister` returns no runner can touch the queue. `Disk`
+//! unregisters only after `del_gendisk`, which drains the queue: a request
+//! refused for want of a host tag is dispatched again only by a wake-up
+//! (`BLK_STS_DEV_RESOURCE` arms no delayed run), so the waker must stay
+//! until the queue is empty; a restart of the drained queue finds nothing
+//! to run and queues no kblockd work. The queue itself lives until
+//! `put_disk`, which comes after.
 //!
 //! # Why a run alone can be lost, and the restart protocol
 //!
@@ -62,10 +70,11 @@
 //! for it. blk-mq still runs a hardware queue whose CPUs do not include
 //! the thread's current one asynchronously (`blk_mq_run_hw_queue`); a disk
 //! with one hardware queue (every CPU) is run here. The thread's
-//! synchronous runs are bounded ([`SYNC_BUDGET_NS`] of every
-//! [`SYNC_WINDOW_NS`]); past that it leaves the window's restarts to
-//! kblockd, so that its priority buys the hand-off's latency, never the
-//! host's dispatch throughput.
+//! synchronous runs are bounded: it starts one only while it has spent
+//! less than [`SYNC_BUDGET_NS`] of the current [`SYNC_WINDOW_NS`] in them
+//! (so about that, plus the one run that crosses it), and leaves the
+//! window's other restarts to kblockd, so that its priority buys the
+//! hand-off's latency rather than the host's dispatch throughput.
 //!
 //! A wake-up sets the disk's bit in `pending` and queues the one work
 //! item; `kthread_queue_work` does nothing if it is already queued. The
@@ -143,8 +152,8 @@ unsafe impl Sync for Worker {}
 ///
 /// # Invariants
 ///
-/// A non-null slot is the request queue of a registered disk, live until
-/// the slot is unregistered. `work` is initialised with [`restart_work`]
+/// A non-null slot is the request queue of a disk that has not been put
+/// (`put_disk`), live until the slot is unregistered. `work` is initialised with [`restart_work`]
 /// and is only ever queued on `worker`. `worker` is declared first, so that
 /// it is destroyed (its work flushed) before the other fields go: a
 /// running [`restart_work`] uses `slots`, `pending` and the window fields.
@@ -230,9 +239,8 @@ impl QueueWaker {
         // Relaxed: ordered before the next instance's load by the worker's
         // lock, which the flush takes (see the module documentation).
         slot.store(core::ptr::null_mut(), Ordering::Relaxed);
-        // SAFETY: `work` is initialised and only queued on our worker, which
-        // is live (type invariants); a work never queued returns at once.
-        unsafe { bindings::kthread_flush_work(self.work.get()) };
+        // SAFETY: the worker is live (type invariant); we are not its thread.
+        unsafe { bindings::kthread_flush_worker(self.worker.0.as_ptr()) };
     }
 
     /// Has the restart thread restart every hardware queue of disk
@@ -322,13 +330,14 @@ unsafe extern "C" fn restart_work(work: *mut bindings::kthread_work) {
 ///
 /// # Safety
 ///
-/// `q` must be the live request queue of a registered disk, and the caller
-/// a process context that may sleep (the restart thread).
+/// `q` must be the request queue of a disk that has not been put, and the
+/// caller a process context that may sleep (the restart thread).
 unsafe fn restart_queue(q: *mut bindings::request_queue, sync: bool) {
     // The table and its contexts stay valid: the number of hardware queues changes only while the
-    // disk is out of the waker (an invariant of `Disk`), and blk-mq frees contexts only when the
-    // queue is released (which waits for `unregister`); `xa_load` is safe under RCU or without
-    // concurrent stores.
+    // disk is out of the waker (an invariant of `Disk`); `del_gendisk` exits the contexts (erases
+    // them from the table) only after draining the queue, so a restart then finds nothing to run
+    // and queues nothing; blk-mq frees them only when the queue is released, after `put_disk`,
+    // which `Disk` calls after `unregister`. `xa_load` takes the RCU read lock itself.
     // SAFETY: `q` is live (guaranteed by the caller); its table stays valid (above).
     let (table, nr) = unsafe { (core::ptr::addr_of_mut!((*q).hctx_table), (*q).nr_hw_queues) };
     for i in 0..nr as usize {

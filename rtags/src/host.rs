@@ -8,7 +8,7 @@
 //! lock in the picture is the driver's own per-hardware-queue lock.
 //!
 //! `get` (fast path, inlined): the queue is active, busy since the last
-//! tick and not waiting (one load and compare of its flags word); it holds
+//! tick, neither waiting nor watched (one load and compare of its flags word); it holds
 //! fewer tags than the *limit cache*'s bound (see "The limit cache": a
 //! per-host lower bound of every policy limit that binds, `u32::MAX` when
 //! none does), so its policy limit cannot be reached; a free tag in the
@@ -1036,8 +1036,9 @@ impl HostTags {
     /// when a decision needs the time (see the module docs): pass the clock
     /// function, not its value. On `Err`, bit `q.index() % 64` has been set
     /// in the waiter mask and is guaranteed to be returned by a later
-    /// [`Self::put`] (see the module docs): the caller should stop its
-    /// queue and re-run it when a `put` returns a mask containing that bit.
+    /// [`Self::put`] or [`Self::put_finish`] (see the module docs): the
+    /// caller should stop its queue and re-run it when one returns a mask
+    /// containing that bit.
     #[inline(always)]
     pub fn get<C: Clock>(&self, q: &QueueTags, hint: &AtomicU32, clock: C) -> Result<u32, Refusal> {
         self.get_watching(q, hint, clock, || {})

@@ -5,7 +5,7 @@
 //! queue. All fields are atomics updated by the host; the driver only reads
 //! them (for sysfs) through the getters below.
 //!
-//! The per-queue flags (active, busy, waiting, starved) share one atomic
+//! The per-queue flags (active, busy, waiting, watched, starved) share one atomic
 //! word, so that the allocation fast path checks the ones it cares about
 //! with a single load and compare: those are in the low byte
 //! (`FAST_PATH_FLAGS`), the marks that do not matter to it (starved,
@@ -49,7 +49,7 @@ pub(super) const BORROWER: u32 = 1 << 10;
 pub(super) const NO_WINDOW: u32 = u32::MAX;
 
 /// The flags that decide whether an allocation can take the fast path
-/// (active, busy, not waiting): the low byte, so that the check is one
+/// (active, busy, neither waiting nor watched): the low byte, so that the check is one
 /// byte compare (`state & FAST_PATH_FLAGS == ACTIVE | BUSY`).
 pub(super) const FAST_PATH_FLAGS: u32 = 0xff;
 
