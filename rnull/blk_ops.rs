@@ -209,18 +209,27 @@ impl Operations for RNullOps {
         // Read after the start: what is not needed is not loaded, and
         // nothing is kept across the call.
         let info = rq.info();
-        if dev.config.injects_faults() {
-            match inject_fault(&dev, rq) {
-                Some(kept) => rq = kept,
-                None => return Ok(started),
+        let status = if dev.plain {
+            // One test for fault injection, data, bad blocks and the model.
+            match info.op {
+                Op::Other => Status::NOT_SUPPORTED,
+                _ => Status::OK,
             }
-        }
-        let status = dev.execute(ctx, &rq, info.op);
-        if let Some(spindle) = &dev.spindle {
-            rq.data().set_status(status);
-            Spindle::submit(spindle, rq);
-            return Ok(started);
-        }
+        } else {
+            if dev.config.injects_faults() {
+                match inject_fault(&dev, rq) {
+                    Some(kept) => rq = kept,
+                    None => return Ok(started),
+                }
+            }
+            let status = dev.execute(ctx, &rq, info.op);
+            if let Some(spindle) = &dev.spindle {
+                rq.data().set_status(status);
+                Spindle::submit(spindle, rq);
+                return Ok(started);
+            }
+            status
+        };
         // With a bandwidth limit a request completes once its bytes have
         // crossed the links, or as `irqmode` says, whichever is later.
         // Only data crosses the link; a flush or discard waits for what is

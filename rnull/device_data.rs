@@ -66,6 +66,10 @@ pub(crate) struct DeviceData {
     /// The bad blocks of its configfs directory (which keeps them across
     /// power cycles).
     pub(crate) badblocks: Option<Arc<BadBlocks>>,
+    /// No fault injection, no data kept, no bad blocks, no rotational
+    /// model: `queue_rq` ends or completes a started request with one test
+    /// of all four (fixed for the device's life).
+    pub(crate) plain: bool,
 }
 
 impl DeviceData {
@@ -107,6 +111,10 @@ impl DeviceData {
         for _ in 0..queues {
             slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
         }
+        let plain = !config.injects_faults()
+            && store.is_none()
+            && backing.badblocks.is_none()
+            && spindle.is_none();
         Ok(Arc::new(
             DeviceData {
                 index,
@@ -124,6 +132,7 @@ impl DeviceData {
                 poll_queues: AtomicU32::new(config.poll_queues),
                 link,
                 badblocks: backing.badblocks,
+                plain,
             },
             GFP_KERNEL,
         )?)
