@@ -424,6 +424,12 @@ class BootsVirtualTest(GeneratedTree):
         self.assertEqual(list(host), ["host-lend-qd32"])
         self.assertEqual(host["host-lend-qd32"]["outcome"], "costs > 1%")
         self.assertEqual(len([x for x in v if x["check"] == "host_cost"]), 2 * 8)
+        # Rows of rnull's own features are judged by their cost, not against
+        # the null_blk of another configuration.
+        self.assertEqual(len([x for x in v if x["check"] == "feature_cost"]), 2 * 2)
+        judged = {(x["text"].split(":")[0], x["check"]) for x in v}
+        self.assertFalse({t for t, c in judged
+                          if c == "rnull_vs_null_blk" and (" host-" in t or " ts" in t)})
 
     def test_hotpath_relative_difference(self):
         v = self.res["verdicts"]["hotpath"]
