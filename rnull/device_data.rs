@@ -68,7 +68,9 @@ pub(crate) struct DeviceData {
     pub(crate) badblocks: Option<Arc<BadBlocks>>,
     /// No fault injection, no data kept, no bad blocks, no rotational
     /// model: `queue_rq` ends or completes a started request with one test
-    /// of all four (fixed for the device's life).
+    /// of all four (fixed for the device's life). A configfs device always
+    /// has a bad block table (writable while it is on), so only devices of
+    /// the module parameters are plain.
     pub(crate) plain: bool,
 }
 

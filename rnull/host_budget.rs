@@ -122,8 +122,9 @@ impl HostMember {
     pub(crate) fn new(host: Arc<Host>, index: u32) -> Result<Self> {
         let queue = host.queues.get(index as usize).ok_or(EINVAL)?.0.clone();
         // Relaxed: a put that reads an older span hands the new device's
-        // bit out unexamined (rtags' `put`), and `Host::wake_waiters`
-        // looks at every record.
+        // bit out unexamined (rtags' `put`), `Host::wake_waiters` looks at
+        // every record, and a tick that reads an older span sees the
+        // device at the next tick.
         host.span.fetch_max(index as usize + 1, Ordering::Relaxed);
         Ok(Self { host, queue })
     }

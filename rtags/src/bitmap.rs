@@ -24,7 +24,7 @@
 //!
 //! * [`TagBitmap::get`] only considers bits whose tag is `< depth` (the
 //!   word's valid mask, see below);
-//! * [`TagBitmap::put`] clears the bit of any tag `< MAX_TAGS`, so tags that
+//! * [`TagBitmap::put`] frees (sets the free bit of) any tag `< MAX_TAGS`, so tags that
 //!   were handed out under a larger depth are released normally and are
 //!   never handed out again while the depth is smaller.
 //!
@@ -423,7 +423,7 @@ impl TagBitmap {
         };
         let bit = 1u64.wrapping_shl(tag >> WORD_SHIFT);
         // Release: pairs with the Acquire fetch_and in `claim` of the next
-        // owner of this tag (clear_bit_unlock).
+        // owner of this tag (the counterpart of clear_bit_unlock).
         let prev = word.free.fetch_or(bit, Ordering::Release);
         prev & bit == 0
     }

@@ -150,19 +150,18 @@
 //!
 //! | | atomic RMWs | fences | loads | stores | clock reads | x86-64 instructions |
 //! | --- | --- | --- | --- | --- | --- | --- |
-//! | `get` | 2: bitmap `fetch_or` (`lock bts`), `in_flight` `fetch_add` | 0 | 5: queue flags, `in_flight`, limit cache, hint, bitmap word and its valid mask (one line) | 0 | 0 | 25 |
-//! | `put` | 2: bitmap `fetch_and` (`lock btr`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 | 18 (22 when `in_flight` drops to 0) |
+//! | `get` | 2: bitmap `fetch_and` (`lock btr`, the free bit), `in_flight` `fetch_add` | 0 | 5: queue flags, `in_flight`, limit cache, hint, bitmap word and its valid mask (one line) | 0 | 0 | 24 |
+//! | `put` (`put_begin`) | 2: bitmap `fetch_or` (`lock bts`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 | 15 (20 when `in_flight` drops to 0) |
 //!
-//! The instruction counts are those of the inlined code of a userspace
-//! build of these files (opt-level 2, overflow checks on, as in the kernel
-//! build), checked with callgrind (instructions whose inline frames are in
-//! these files, per get+put): depth 1024, one queue, 1 to 4 hints, 1 or
-//! 32 tags in flight, `none`, `fair`, `borrow` and `lend` alike: 41 (46
-//! with one tag in flight; the harness's own empty-slot test shares `put`'s
-//! range compare). `put`'s count includes keeping the host's queues and
-//! the clock across the fence, for its out-of-line hand-off (one
-//! instruction: a get+put loop under callgrind, `fair`, one queue, takes 56
-//! an iteration).
+//! The instruction counts are those of this code as inlined into rnull's
+//! `queue_rq` and request end (x86-64 kernel build, overflow checks on),
+//! read off `llvm-objdump` at rnull commit a2fcbc4: from the queue's flags
+//! to the `in_flight` increment, and from the tag's decode to the waiter
+//! mask's test; the driver's glue around them (its budget check, the
+//! tag's store in the request and its range check, the path to the
+//! device's record, the end's own entry and tail call) adds 7 and 14. `put_begin` leaves the rare work (a
+//! starved queue drained, waiters) to `put_finish`, out of line, so that
+//! its caller's common path calls nothing.
 //!
 //! No policy is evaluated and neither the depth nor the policy is read:
 //! the limit cache's bound stands for all of them (the lines it reads are
@@ -1475,7 +1474,8 @@ impl HostTags {
     }
 
     /// Periodic maintenance, called from the driver's timer (serialised,
-    /// every few ms) with every queue sharing this host and the current
+    /// every few ms) with every queue that can be active or waiting (a queue
+    /// not passed counts as idle and without a window) and the current
     /// time.
     ///
     /// Turns the queues' busy flags into time (see "Idle detection" in the

@@ -96,8 +96,8 @@
 //!
 //! A bit stands for every queue whose index is equal modulo 64: the tick
 //! records the windows of each bit and, for the hand-off above, which
-//! bits belong to a queue without a window (every queue of the host is
-//! given to the tick, active or not; a bit is "without a window" when any
+//! bits belong to a queue without a window (every queue that can be
+//! active or waiting is given to the tick; one not given has no window; a bit is "without a window" when any
 //! of its queues is).
 //!
 //! So a tag freed in a queue's window goes to that queue if it waits, and
@@ -116,8 +116,8 @@
 //! wakes them all.)
 //!
 //! The put looks at the state after its free, not at the tag it freed: the
-//! tag is then not needed after the bitmap clear, which keeps `put`'s code
-//! the same under every policy (keeping the tag alive across the clear
+//! tag is then not needed after the bitmap's free, which keeps `put`'s code
+//! the same under every policy (keeping the tag alive across the free
 //! costs every policy a register copy on x86-64). Where exactly one queue
 //! may use the freed tag, this wakes the same queue: the tag is free in its
 //! window, unless someone took it again (see below).
