@@ -151,11 +151,11 @@
 //! | | atomic RMWs | fences | loads | stores | clock reads | x86-64 instructions |
 //! | --- | --- | --- | --- | --- | --- | --- |
 //! | `get` | 2: bitmap `fetch_and` (`lock btr`, the free bit), `in_flight` `fetch_add` | 0 | 5: queue flags, `in_flight`, limit cache, hint, bitmap word and its valid mask (one line) | 0 | 0 | 24 |
-//! | `put` (`put_begin`) | 2: bitmap `fetch_or` (`lock bts`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 | 15 (20 when `in_flight` drops to 0) |
+//! | `put` (`put_begin`) | 2: bitmap `fetch_or` (`lock bts`), `in_flight` `fetch_sub` | 1: (P) | 1: waiter mask (+1: queue flags, when `in_flight` drops to 0) | 0 | 0 | 17 (18 when `in_flight` drops to 0) |
 //!
 //! The instruction counts are those of this code as inlined into rnull's
 //! `queue_rq` and request end (x86-64 kernel build, overflow checks on),
-//! read off `llvm-objdump` at rnull commit a2fcbc4: from the queue's flags
+//! read off `llvm-objdump` at rnull commit 6bf6421: from the queue's flags
 //! to the `in_flight` increment, and from the tag's decode to the waiter
 //! mask's test; the driver's glue around them (its budget check, the
 //! tag's store in the request and its range check, the path to the
