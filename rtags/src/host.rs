@@ -1321,9 +1321,11 @@ impl HostTags {
         // bookkeeping before (P). One load of the flags when the queue
         // drained unstarved (e.g. every put at queue depth 1). Relaxed: as
         // in `clear_counted`, whose own load this repeats.
-        // `1` first: with completions inside `queue_rq` (rnull's irqmode 0)
-        // a device's every put drains it to zero, and this order costs such
-        // a put two instructions less (a deeper one two more).
+        // Matched, not `prev <= 1` then `prev == 0`: LLVM then tests `1`
+        // first (`cmp $1; je`), which costs a put that drains its device
+        // two instructions less and a deeper one two more; with completions
+        // inside `queue_rq` (rnull's irqmode 0) every put drains. The order
+        // is the compiler's, not the source's.
         match prev {
             0 => return PutRest::Wrapped,
             1 if q.state.load(Ordering::Relaxed) & STARVED != 0 => return PutRest::Drained,
