@@ -41,10 +41,7 @@ impl DeviceData {
         // Inline: a device that keeps no data and has no bad blocks (the
         // peak benchmark's) decides here, without a call.
         if self.store.is_none() && self.badblocks.is_none() {
-            return match op {
-                Op::Other => Status::NOT_SUPPORTED,
-                _ => Status::OK,
-            };
+            return without_data(op);
         }
         self.execute_stored(ctx, rq)
     }
@@ -97,10 +94,7 @@ impl DeviceData {
         limit: u32,
     ) -> Status {
         let Some(store) = &self.store else {
-            return match info.op {
-                Op::Other => Status::NOT_SUPPORTED,
-                _ => Status::OK,
-            };
+            return without_data(info.op);
         };
         let done = match (&self.cache, info.op) {
             (_, Op::Other) => return Status::NOT_SUPPORTED,
@@ -131,6 +125,16 @@ impl DeviceData {
             Ok(()) => Status::OK,
             Err(_) => Status::IO_ERROR,
         }
+    }
+}
+
+/// The status of an operation on a device that keeps no data: every one
+/// succeeds but an unknown operation (as null_blk's).
+#[inline(always)]
+fn without_data(op: Op) -> Status {
+    match op {
+        Op::Other => Status::NOT_SUPPORTED,
+        _ => Status::OK,
     }
 }
 
@@ -211,10 +215,7 @@ impl Operations for RNullOps {
         let info = rq.info();
         let status = if dev.plain {
             // One test for fault injection, data, bad blocks and the model.
-            match info.op {
-                Op::Other => Status::NOT_SUPPORTED,
-                _ => Status::OK,
-            }
+            without_data(info.op)
         } else {
             if dev.config.injects_faults() {
                 match inject_fault(&dev, rq) {

@@ -256,10 +256,11 @@ impl QueueWaker {
         self.pending.fetch_or(1 << index, Ordering::Release);
         // Queueing a work that is queued already does nothing; see the
         // module documentation for why the bit is seen anyway.
-        // SAFETY: the worker is live and `work` is initialised, pinned and
-        // only queued on it (type invariants); `kthread_queue_work` takes
-        // the worker's lock with interrupts saved, in any context.
-        unsafe { bindings::kthread_queue_work(self.worker.0.as_ptr(), self.work.get()) };
+        // `kthread_queue_work` takes the worker's lock with interrupts
+        // saved, in any context.
+        let (worker, work) = (self.worker.0.as_ptr(), self.work.get());
+        // SAFETY: the worker is live, `work` initialised, pinned and only queued on it (invariants).
+        unsafe { bindings::kthread_queue_work(worker, work) };
     }
 }
 
