@@ -40,8 +40,11 @@ def write_csv(rows, path):
             w.writerow({k: _cell(k, r.get(k)) for k in CSV_FIELDS})
 
 
-def write_json(rows, verd, tls, meta, plots, path, clock, matrix=()):
+def write_json(rows, verd, tls, meta, plots, path, clock, matrix=(), source=None):
+    """summary.json; `synthetic` is true when any input was (header.source_of)."""
     obj = {
+        "synthetic": bool(source and source.get("synthetic")),
+        "source": source,
         "meta": meta,
         "clock": clock,
         "rows": rows,

@@ -43,6 +43,7 @@ class Sample:
     handoffs: int | None = None      # host/slow_handoffs' delta while fio's I/O ran
     handoffs_run: int | None = None  # ... over the whole run (fio's start and end too)
     round: int | None = None
+    synthetic: bool = False          # the fio document is marked synthetic
 
 
 @dataclass
@@ -63,6 +64,9 @@ class Results:
     refs: dict = field(default_factory=dict)
     # (cpus, scenario, variant) -> {driver: module params} (the `params` file)
     params: dict = field(default_factory=dict)
+    # fio result files read, and how many of them are marked synthetic
+    files: int = 0
+    synthetic_files: int = 0
 
 
 def load_json(path: str):
@@ -153,6 +157,10 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
         samples.append((name, job_sample(j, f"{path}: jobs[{i}]")))
     if not samples:
         return None
+    # A generated document says so (synthetic_fixture.py); fio never does.
+    if obj.get("synthetic") is True:
+        for _, s in samples:
+            s.synthetic = True
     if per_job:
         out: dict[str, Sample] = {}
         for name, s in samples:
@@ -165,7 +173,8 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
         return out
     first = samples[0][1]
     agg = Sample(iops=sum(s.iops for _, s in samples), p50=first.p50,
-                 p99=first.p99, p999=first.p999, lat_mean=first.lat_mean)
+                 p99=first.p99, p999=first.p999, lat_mean=first.lat_mean,
+                 synthetic=first.synthetic)
     ctxs = [s.ctx for _, s in samples if s.ctx is not None]
     tios = [s.total_ios for _, s in samples if s.total_ios is not None]
     bws = [s.bw for _, s in samples if s.bw is not None]
@@ -277,7 +286,7 @@ def collect(results: str, meta: dict | None = None) -> Results:
                 if params:
                     res.params[key] = params
                 for drv in _subdirs(vdir):
-                    _collect_driver(res.data, (boot.cpus, scen), var, drv,
+                    _collect_driver(res, (boot.cpus, scen), var, drv,
                                     os.path.join(vdir, drv), per_job)
     return res
 
@@ -300,18 +309,20 @@ def read_handoffs(path: str):
     return n
 
 
-def _collect_driver(data, bkey, var, drv, ddir, per_job):
+def _collect_driver(res: Results, bkey, var, drv, ddir, per_job):
     files = sorted((f for f in os.listdir(ddir) if RFILE_RE.match(f)), key=natural_key)
     for fn in files:
-        res = parse_fio(os.path.join(ddir, fn), per_job)
-        if not res:
+        samples = parse_fio(os.path.join(ddir, fn), per_job)
+        if not samples:
             continue
+        res.files += 1
+        res.synthetic_files += any(s.synthetic for s in samples.values())
         stem = os.path.join(ddir, fn[:-len(".json")])
         handoffs = read_handoffs(stem + HANDOFFS_SUFFIX)
         handoffs_run = read_handoffs(stem + HANDOFFS_RUN_SUFFIX)
-        for job, s in res.items():
+        for job, s in samples.items():
             s.handoffs = handoffs
             s.handoffs_run = handoffs_run
             s.round = int(RFILE_RE.match(fn)[1])
-            (data.setdefault(bkey, {}).setdefault(var, {})
+            (res.data.setdefault(bkey, {}).setdefault(var, {})
              .setdefault(drv, {}).setdefault(job, []).append(s))

@@ -29,6 +29,7 @@ if HERE not in sys.path:
 
 from common import WARNINGS  # noqa: E402
 from export import copy_meta, write_csv, write_json  # noqa: E402
+from header import source_of  # noqa: E402
 from markdown import write_md  # noqa: E402
 from matrix import peak_matrix  # noqa: E402
 from parse import collect, load_meta  # noqa: E402
@@ -41,7 +42,7 @@ from verdicts import verdicts  # noqa: E402
 
 def generate(results: str, outdir: str, plots: bool = True) -> dict:
     """Build all outputs; returns {'rows', 'verdicts', 'timelines', 'plots',
-    'warnings', 'clock', 'peak_matrix', 'policies'}."""
+    'warnings', 'clock', 'peak_matrix', 'policies', 'source'}."""
     WARNINGS.clear()
     os.makedirs(outdir, exist_ok=True)
     meta = load_meta(results)
@@ -51,14 +52,16 @@ def generate(results: str, outdir: str, plots: bool = True) -> dict:
     matrix = peak_matrix(rows)
     verd = verdicts(rows, meta, res.clock, matrix)
     pl = make_plots(rows, tls, meta, outdir, res.clock, verd, matrix, res.boots) if plots else {}
+    source = source_of(meta, res.files, res.synthetic_files)
     copy_meta(results, outdir)
     write_csv(rows, os.path.join(outdir, "summary.csv"))
-    write_json(rows, verd, tls, meta, pl, os.path.join(outdir, "summary.json"), res.clock, matrix)
+    write_json(rows, verd, tls, meta, pl, os.path.join(outdir, "summary.json"), res.clock, matrix,
+               source)
     write_md(rows, verd, tls, meta, pl, os.path.join(outdir, "report.md"),
-             res.clock, res.boots, matrix)
+             res.clock, res.boots, matrix, source)
     return {"rows": rows, "verdicts": verd, "timelines": tls, "plots": pl,
             "warnings": list(WARNINGS), "clock": res.clock, "peak_matrix": matrix,
-            "policies": policy_cells(rows)}
+            "policies": policy_cells(rows), "source": source}
 
 
 def main(argv=None) -> int:

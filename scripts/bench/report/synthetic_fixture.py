@@ -1,10 +1,15 @@
 #!/usr/bin/python3
-"""Generate a synthetic rnull benchmark RESULTS tree (fake fio 3.33 JSON).
+"""Write synthetic rnull benchmark RESULTS trees: fio 3.33 JSON made up
+from the tables below, nothing measured.
 
-Used by test_report.py, and handy for looking at the plots:
+Every tree says so: meta.json has `"synthetic": true` (and a command,
+host and kernel naming this script) and every fio document a
+`"synthetic": true` key, so a report of it is headed SYNTHETIC.
 
-    /usr/bin/python3 scripts/bench/report/fake_results.py /tmp/fake
-    /usr/bin/python3 scripts/bench/report/fake_results.py --boots --clock virtual /tmp/fake2
+Used by the report's tests, and handy for looking at the plots:
+
+    /usr/bin/python3 scripts/bench/report/synthetic_fixture.py /tmp/fake
+    /usr/bin/python3 scripts/bench/report/synthetic_fixture.py --boots --clock virtual /tmp/fake2
     /usr/bin/python3 scripts/bench/report/report.py /tmp/fake /tmp/fake-report
 
 generate() writes the old layout (one boot, every scenario). A few cells
@@ -124,10 +129,19 @@ def fio_job(name, read_iops=0.0, write_iops=0.0, p50=None, p99=None, p999=None,
 
 
 def fio_doc(jobs):
-    return {"fio version": "fio-3.33", "timestamp": 1700000000,
+    """A fio document around `jobs`, marked synthetic."""
+    return {"fio version": "fio-3.33", "synthetic": True, "timestamp": 1700000000,
             "timestamp_ms": 1700000000000, "time": "Tue Nov 14 22:13:20 2023",
             "global options": {}, "jobs": jobs,
             "disk_util": [{"name": "rnullb0", "util": 100.0}]}
+
+
+def fixture_meta(command, **fields):
+    """meta.json of a synthetic tree: marked, and naming this script where
+    a run would name its command, host and kernel."""
+    return {"synthetic": True, "command": f"synthetic_fixture.py {command}",
+            "host": "none: synthetic fixture, nothing was measured",
+            "kernel": "none (synthetic)", **fields}
 
 
 def write_json(path, obj):
@@ -255,11 +269,10 @@ def generate(root, rounds=ROUNDS, seed=1):
         for t, p in switches:
             f.write(f"{t} {p}\n")
 
-    write_json(os.path.join(root, "meta.json"), {
-        "date": "2025-01-01T12:00:00Z", "guest_cpus": 2, "guest_mem": "1G",
-        "rounds": rounds, "kernel": "6.12.117",
-        "command": "make bench ROUNDS=%d" % rounds, "wall_seconds": 1234,
-        "scenarios": META_SCENARIOS})
+    write_json(os.path.join(root, "meta.json"), fixture_meta(
+        f"--rounds {rounds} --seed {seed}",
+        date="2025-01-01T12:00:00Z", guest_cpus=2, guest_mem="1G",
+        rounds=rounds, wall_seconds=1234, scenarios=META_SCENARIOS))
     return root
 
 
@@ -315,7 +328,7 @@ def peak_mean(cpus, var, drv):
 
 def generate_boots(root, clock="virtual", rounds=ROUNDS, tweak=None):
     """Write a new-layout RESULTS tree; tweak {(cpus, variant, driver): f}
-    multiplies those cells' IOPS (to fake a second, different run)."""
+    multiplies those cells' IOPS (a second, different synthetic run)."""
     tweak = tweak or {}
     scatter = ROUND_SCATTER[clock]
 
@@ -342,13 +355,13 @@ def generate_boots(root, clock="virtual", rounds=ROUNDS, tweak=None):
                             f"submit_queues={cpus}\n")
         for var, fac in HOTPATH_FACTOR.items():
             put(cpus, "hotpath", var, "rnull", HOTPATH_BASE * cpus * fac)
-    write_json(os.path.join(root, "meta.json"), {
-        "date": "2025-02-01T12:00:00Z", "clock": clock, "guest_mem": "1G",
-        "boots": [{"cpus": c, "scenarios": ["peak", "hotpath"]} for c in BOOT_CPUS],
-        "rounds": rounds, "kernel": "6.12.117",
-        "command": f"make bench CLOCK={clock} ROUNDS={rounds}", "wall_seconds": 2345,
-        "scenarios": {"peak": {"title": "Peak matrix: 4k randread, io_uring, gtod_reduce"},
-                      "hotpath": META_SCENARIOS["hotpath"]}})
+    write_json(os.path.join(root, "meta.json"), fixture_meta(
+        f"--boots --clock {clock} --rounds {rounds}",
+        date="2025-02-01T12:00:00Z", clock=clock, guest_mem="1G",
+        boots=[{"cpus": c, "scenarios": ["peak", "hotpath"]} for c in BOOT_CPUS],
+        rounds=rounds, wall_seconds=2345,
+        scenarios={"peak": {"title": "Peak matrix: 4k randread, io_uring, gtod_reduce"},
+                   "hotpath": META_SCENARIOS["hotpath"]}))
     return root
 
 
@@ -432,17 +445,18 @@ def generate_policies(root, rounds=2, policies=POLICIES_FAKE, handoffs=None):
                     f.write(f"{whole.get((var, r), n)}\n")
             with open(os.path.join(vdir, "params"), "w") as f:
                 f.write(f"rnull: nr_devices=2 host_queue_depth=32 tag_policy={pol}\n")
-    write_json(os.path.join(root, "meta.json"), {
-        "date": "2025-03-01T12:00:00Z", "clock": "virtual", "guest_mem": "1G",
-        "boots": [{"cpus": POL_CPUS, "scenarios": ["policies"]}],
-        "rounds": rounds, "kernel": "6.12.117",
-        "command": f"make bench SCENARIOS=policies ROUNDS={rounds}", "wall_seconds": 600,
-        "scenarios": {"policies": {"title": "Tag fairness on the maintainers' scenarios"}}})
+    write_json(os.path.join(root, "meta.json"), fixture_meta(
+        f"--policies --rounds {rounds}",
+        date="2025-03-01T12:00:00Z", clock="virtual", guest_mem="1G",
+        boots=[{"cpus": POL_CPUS, "scenarios": ["policies"]}],
+        rounds=rounds, wall_seconds=600,
+        scenarios={"policies": {"title": "Tag fairness on the maintainers' scenarios"}}))
     return root
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Write a synthetic rnull RESULTS tree.")
+    ap = argparse.ArgumentParser(description="Write a synthetic rnull RESULTS tree "
+                                             "(marked synthetic; nothing is measured).")
     ap.add_argument("outdir")
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     ap.add_argument("--seed", type=int, default=1)
