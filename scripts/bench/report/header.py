@@ -1,12 +1,18 @@
-"""report.md's header: what was measured, where, and whether any of it is
-synthetic."""
+"""report.md's header: what was measured, at which commit, on which clock,
+judged by which thresholds, and whether any of it is synthetic."""
 
 from __future__ import annotations
 
+import slicetable
+import thresholds
 from clocks import COMPARISON, LABEL, MEANS
-from common import cpus_key
+from common import cpus_key, ordered
 from fmt import fmt_wall
-from names import HOTPATH_REF_VARIANT, REF_DRIVER
+from names import HOTPATH_REF_VARIANT, REF_DRIVER, SCENARIO_ORDER
+
+# slicetable.py's own targets (Herrmann's table, listed beside the verdicts).
+SLICETABLE_TARGETS = ("TS0_SHARE", "GAIN_250", "BEST_SHARE", "RANDREAD_LOSS", "SINGLE_LOSS",
+                      "RUNS_AGREE")
 
 
 def source_of(meta: dict, files: int = 0, synthetic_files: int = 0) -> dict:
@@ -42,6 +48,43 @@ def input_line(source: dict) -> str:
             f"{source.get('files', 0)} fio results is marked synthetic")
 
 
+def commit_line(meta) -> str:
+    c = meta.get("commit")
+    if not c:
+        return "- **Commit:** not recorded in meta.json"
+    dirty = " (with changes not committed)" if str(c).endswith("-dirty") else ""
+    return f"- **Commit:** `{c}`{dirty}"
+
+
+def threshold_names(scenarios, clock) -> list[str]:
+    """The thresholds.py names the verdicts of `scenarios` use on `clock`."""
+    names = []
+    for scen in scenarios:
+        for n in thresholds.SCENARIO_THRESHOLDS.get(scen, ()):
+            if thresholds.CLOCK_ONLY.get(n, clock) == clock and n not in names:
+                names.append(n)
+    return names
+
+
+def _values(module, names):
+    return ", ".join(f"`{n}` = {getattr(module, n)!r}" for n in names)
+
+
+def thresholds_lines(scenarios, clock, judged=None) -> list[str]:
+    """What the verdicts were judged by. judged: None when this report
+    judged them now, else why they are kept as they were written."""
+    names = threshold_names(scenarios, clock)
+    now = f"thresholds.py: {_values(thresholds, names)}" if names else (
+        "no numeric threshold (the verdicts compare figures of the run with each other)"
+        if any(s in ("block035",) for s in scenarios) else "no verdicts")
+    slice_t = (f"; slicetable.py (Herrmann's targets): {_values(slicetable, SLICETABLE_TARGETS)}"
+               if "slices" in scenarios else "")
+    if judged is None:
+        return [f"- **Judged by:** {now}{slice_t}"]
+    return [f"- **Judged by:** the verdicts as written when the run was reported, not judged "
+            f"again ({judged}); each states its target. Today's {now}{slice_t}"]
+
+
 def guest_line(meta, boots):
     mem = meta.get("guest_mem", "?")
     cpus = sorted({b.cpus for b in boots if b.cpus is not None}, key=cpus_key)
@@ -50,19 +93,29 @@ def guest_line(meta, boots):
     return f"{meta.get('guest_cpus', '?')} vCPU, {mem} RAM"
 
 
-def header(meta, clock, boots, source=None):
-    return [
-        "# rnull benchmark report", "",
-    ] + synthetic_banner(source) + [
+def facts(meta, clock, boots, source=None, scenarios=(), judged=None) -> list[str]:
+    """The header's list: the scenarios, the commit, the clock and the host's
+    QEMU, what the verdicts were judged by, whether the input is measured,
+    then the run's other facts."""
+    scenarios = ordered(scenarios, SCENARIO_ORDER)
+    return ([f"- **Scenarios:** {', '.join(f'`{s}`' for s in scenarios)}"] if scenarios else []) + [
+        commit_line(meta),
+        f"- **Clock:** {LABEL[clock]}",
+    ] + ([f"- **Host, QEMU:** {meta['host']}"] if meta.get("host") else []) + (
+        thresholds_lines(scenarios, clock, judged)) + [
+        input_line(source),
         f"- **Date:** {meta.get('date', '–')}",
         f"- **Kernel:** {meta.get('kernel', '–')}",
-        f"- **Clock:** {LABEL[clock]}",
         f"- **Guest:** {guest_line(meta, boots)}",
-    ] + ([f"- **Host:** {meta['host']}"] if meta.get("host") else []) + [
         f"- **Rounds:** {meta.get('rounds', '–')} per (scenario, variant, driver)",
         f"- **Command:** `{meta.get('command', '–')}`",
         f"- **Wall time:** {fmt_wall(meta.get('wall_seconds'))}",
-        input_line(source),
+    ]
+
+
+def header(meta, clock, boots, source=None, scenarios=()):
+    return ["# rnull benchmark report", ""] + synthetic_banner(source) + facts(
+        meta, clock, boots, source, scenarios) + [
         "",
         f"{MEANS[clock]}",
         "",

@@ -247,9 +247,9 @@ def verdict_summary(verd):
 def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=(),
              source=None):
     """report.md; source: where the figures come from (header.source_of)."""
-    L = header(meta, clock, boots, source) + verdict_summary(verd) + clock_section(clock)
     scen_rows = by_scenario(rows)
     scens = ordered(set(scen_rows) | ({"policy_switch"} if tls else set()), SCENARIO_ORDER)
+    L = header(meta, clock, boots, source, scens) + verdict_summary(verd) + clock_section(clock)
     if not scens:
         L += ["_No results found._", ""]
     for scen in scens:

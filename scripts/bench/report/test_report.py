@@ -386,6 +386,16 @@ class BootsVirtualTest(GeneratedTree):
         self.assertEqual(self.res["warnings"], [], self.stderr)
         self.assertEqual(self.res["clock"], "virtual")
 
+    def test_header(self):
+        head = self.md.split("\n## ", 1)[0]
+        self.assertIn("- **Scenarios:** `peak`, `hotpath`", head)
+        self.assertIn("- **Commit:** not recorded in meta.json", head)
+        self.assertIn("- **Clock:** virtual (QEMU `-accel tcg -icount", head)
+        self.assertIn("- **Host, QEMU:** none: synthetic fixture", head)
+        self.assertIn("- **Judged by:** thresholds.py: `PEAK_AHEAD_RATIO` = 1.0, "
+                      "`HOST_COST_FLOOR` = 0.99, `VIRTUAL_EQUAL_REL` = 0.001", head)
+        self.assertNotIn("CONFIDENCE", head)
+
     def test_rows_per_boot(self):
         self.assertEqual({k[0] for k in self.csv}, {1, 4})
         self.assertIn((1, "peak", "irq0-qd1", "rnull_mod", ""), self.csv)
@@ -503,6 +513,13 @@ class BootsWallTest(GeneratedTree):
         for s in ("**Clock:** wall", "## What this clock cannot show (wall)",
                   "(target: 95% CI ≥ 1.00) → **behind**", "p<0.001"):
             self.assertIn(s, self.md)
+
+    def test_header_lists_the_wall_clocks_thresholds(self):
+        judged = [ln for ln in self.md.split("\n") if ln.startswith("- **Judged by:**")]
+        self.assertEqual(len(judged), 1)
+        self.assertIn("`HOST_COST_FLOOR` = 0.99", judged[0])
+        self.assertIn("`CONFIDENCE` = 0.95", judged[0])
+        self.assertNotIn("VIRTUAL_EQUAL_REL", judged[0])
         for c in table_captions(self.md):
             self.assertIn("wall clock", c)
 
@@ -527,6 +544,13 @@ class PoliciesTest(GeneratedTree):
     def test_no_warnings(self):
         self.assertEqual(self.res["warnings"], [], self.stderr)
         self.assertEqual(self.res["clock"], "virtual")
+
+    def test_header(self):
+        head = self.md.split("\n## ", 1)[0]
+        self.assertIn("- **Scenarios:** `policies`", head)
+        self.assertIn("`BUSCH_KEEP_POLICIES` = ('fair', 'borrow', 'window')", head)
+        self.assertIn("`SLOW_HANDOFFS_MAX` = 0", head)
+        self.assertNotIn("PEAK_AHEAD_RATIO", head)
 
     def test_cells(self):
         F = synthetic_fixture
@@ -847,6 +871,23 @@ class RobustnessTest(unittest.TestCase):
         r = res["rows"][0]
         self.assertAlmostEqual(r["iops_mean"], 175)
         self.assertAlmostEqual(r["ctx_per_io"], 50 / 250)
+
+
+class CommitTest(unittest.TestCase):
+    def test_commit_in_header(self):
+        with tempfile.TemporaryDirectory() as d:
+            root, out = os.path.join(d, "results"), os.path.join(d, "out")
+            synthetic_fixture.generate_policies(root, rounds=1, policies=("fair",))
+            path = os.path.join(root, "meta.json")
+            meta = json.loads(read(path))
+            for commit, line in (("abc1234", "- **Commit:** `abc1234`\n"),
+                                 ("abc1234-dirty", "- **Commit:** `abc1234-dirty` (with changes "
+                                                   "not committed)\n"),
+                                 (None, "- **Commit:** not recorded in meta.json\n")):
+                meta["commit"] = commit
+                synthetic_fixture.write_json(path, meta)
+                quiet(report.generate, root, out, plots=False)
+                self.assertIn(line, read(os.path.join(out, "report.md")))
 
 
 class SyntheticInputTest(unittest.TestCase):
