@@ -17,11 +17,11 @@ CSV_FIELDS = [
     "ref", "ratio", "ratio_spread", "ratio_ci_lo", "ratio_ci_hi", "ratio_df", "ratio_p",
     "ratio_rmin", "ratio_rmax",
     "p50_ns", "p99_ns", "p999_ns", "lat_mean_ns", "ctx_per_io", "bw_mean", "slow_handoffs",
-    "slow_handoffs_run",
+    "slow_handoffs_run", "iops_step", "ratio_res",
 ]
 # Written with 6 significant digits; other floats are rounded to 3 decimals.
 SIG6 = {"ratio", "ratio_spread", "ratio_ci_lo", "ratio_ci_hi", "ratio_df", "ratio_p", "ratio_rmin",
-        "ratio_rmax", "ctx_per_io"}
+        "ratio_rmax", "ctx_per_io", "ratio_res"}
 
 
 def _cell(k, v):

@@ -13,6 +13,9 @@ from names import HOTPATH_REF_VARIANT, REF_DRIVER, SCENARIO_ORDER
 # slicetable.py's own targets (Herrmann's table, listed beside the verdicts).
 SLICETABLE_TARGETS = ("TS0_SHARE", "GAIN_250", "BEST_SHARE", "RANDREAD_LOSS", "SINGLE_LOSS",
                       "RUNS_AGREE")
+RESOLUTION_NOTE = ("a verdict whose figure lies closer to its target than the figure's "
+                   "resolution (fio's IOPS count whole I/Os over whole milliseconds) is "
+                   "undecided")
 
 
 def source_of(meta: dict, files: int = 0, synthetic_files: int = 0) -> dict:
@@ -80,7 +83,7 @@ def thresholds_lines(scenarios, clock, judged=None) -> list[str]:
     slice_t = (f"; slicetable.py (Herrmann's targets): {_values(slicetable, SLICETABLE_TARGETS)}"
                if "slices" in scenarios else "")
     if judged is None:
-        return [f"- **Judged by:** {now}{slice_t}"]
+        return [f"- **Judged by:** {now}{slice_t}; {RESOLUTION_NOTE}"]
     return [f"- **Judged by:** the verdicts as written when the run was reported, not judged "
             f"again ({judged}); each states its target. Today's {now}{slice_t}"]
 

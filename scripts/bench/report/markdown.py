@@ -235,12 +235,17 @@ def clock_section(clock):
 
 
 def verdict_summary(verd):
+    """How many checks pass, and the others: failed, or undecided (the
+    figure closer to its target than its resolution)."""
     allv = [(scen, v) for scen in ordered(verd, SCENARIO_ORDER) for v in verd[scen]
             if "pass" in v]
     if not allv:
         return []
     n_ok = sum(1 for _, v in allv if v["pass"])
-    return ([f"**Verdict summary:** {n_ok}/{len(allv)} checks pass.", ""]
+    n_und = sum(1 for _, v in allv if v["pass"] is None)
+    und = (f", {n_und} undecided (their figures lie closer to the target than fio's "
+           "resolution: a longer RUNTIME decides them)" if n_und else "")
+    return ([f"**Verdict summary:** {n_ok}/{len(allv)} checks pass{und}.", ""]
             + [f"- `{scen}` {v['text']}" for scen, v in allv if not v["pass"]] + [""])
 
 

@@ -44,6 +44,7 @@ class Sample:
     handoffs_run: int | None = None  # ... over the whole run (fio's start and end too)
     round: int | None = None
     synthetic: bool = False          # the fio document is marked synthetic
+    step: float | None = None        # IOPS: the figure's resolution (iops_step)
 
 
 @dataclass
@@ -122,7 +123,32 @@ def job_sample(job: dict, ctx: str) -> Sample:
         t is not None for t in tio) else None
     bws = [_bw_bytes(job, x) for x in ("read", "write")]
     s.bw = sum(b for b in bws if b is not None) if any(b is not None for b in bws) else None
+    s.step = iops_step(job)
     return s
+
+
+def iops_step(job: dict):
+    """The resolution of a job's IOPS figure, in IO/s. fio computes a
+    direction's figure as 1000 * total_ios / runtime, its runtime counted in
+    whole milliseconds (rounded up): one millisecond more or less moves the
+    figure by iops / runtime and one I/O more or less by 1000 / runtime, so
+    the step is (iops + 1000) / runtime (runtime in ms), summed over the
+    directions that did I/O. None without a runtime (the step is unknown)."""
+    step = 0.0
+    for d in ("read", "write"):
+        iops = num(dig(job, d, "iops"), 0.0)
+        if not iops:
+            continue
+        runtime = num(dig(job, d, "runtime"))
+        if not runtime or runtime <= 0:
+            return None
+        step += (iops + 1000.0) / runtime
+    return step
+
+
+def _sum_steps(samples):
+    steps = [s.step for s in samples]
+    return None if any(x is None for x in steps) else sum(steps)
 
 
 def _bw_bytes(job: dict, d: str):
@@ -166,6 +192,7 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
         for name, s in samples:
             if name in out:  # same name twice: sum IOPS, keep first latencies
                 out[name].iops += s.iops
+                out[name].step = _sum_steps((out[name], s))
                 if s.bw is not None:
                     out[name].bw = (out[name].bw or 0.0) + s.bw
             else:
@@ -174,7 +201,7 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
     first = samples[0][1]
     agg = Sample(iops=sum(s.iops for _, s in samples), p50=first.p50,
                  p99=first.p99, p999=first.p999, lat_mean=first.lat_mean,
-                 synthetic=first.synthetic)
+                 synthetic=first.synthetic, step=_sum_steps(s for _, s in samples))
     ctxs = [s.ctx for _, s in samples if s.ctx is not None]
     tios = [s.total_ios for _, s in samples if s.total_ios is not None]
     bws = [s.bw for _, s in samples if s.bw is not None]
