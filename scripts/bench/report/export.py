@@ -62,6 +62,26 @@ def write_json(rows, verd, tls, meta, plots, path, clock, matrix=(), source=None
         f.write("\n")
 
 
+def family_meta(meta: dict, scenarios) -> dict:
+    """meta.json for a report of `scenarios` only: their boots and titles,
+    no local path (`checkout`), and `commit` null where none was recorded."""
+    out = {k: v for k, v in meta.items() if k != "checkout"}
+    out.setdefault("commit", None)
+    if isinstance(meta.get("boots"), list):
+        boots = [{**b, "scenarios": [s for s in b.get("scenarios") or [] if s in scenarios]}
+                 for b in meta["boots"] if isinstance(b, dict)]
+        out["boots"] = [b for b in boots if b["scenarios"]]
+    if isinstance(meta.get("scenarios"), dict):
+        out["scenarios"] = {k: v for k, v in meta["scenarios"].items() if k in scenarios}
+    return out
+
+
+def write_meta(meta: dict, outdir: str) -> None:
+    with open(os.path.join(outdir, "meta.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
 def copy_meta(results, outdir):
     """meta.json next to report.md (unless it is already there)."""
     src, dst = os.path.join(results, "meta.json"), os.path.join(outdir, "meta.json")

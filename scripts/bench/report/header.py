@@ -27,6 +27,18 @@ def source_of(meta: dict, files: int = 0, synthetic_files: int = 0) -> dict:
             "files": files, "synthetic_files": synthetic_files}
 
 
+def summary_source(summary: dict, meta: dict) -> dict:
+    """Where the figures of a report made again from its summary.json come
+    from: the summary's own `source` if it has one, else meta.json's mark
+    (the fio results were not looked at)."""
+    src = summary.get("source") if isinstance(summary.get("source"), dict) else None
+    out = dict(src) if src else {**source_of(meta), "files": None}
+    out["synthetic"] = bool(out.get("synthetic") or summary.get("synthetic")
+                            or source_of(meta)["synthetic"])
+    out["from_summary"] = True
+    return out
+
+
 def synthetic_banner(source: dict) -> list[str]:
     """A warning no reader can miss, when any input is synthetic."""
     if not source or not source.get("synthetic"):
@@ -47,8 +59,13 @@ def input_line(source: dict) -> str:
         return "- **Input:** –"
     if source.get("synthetic"):
         return "- **Input:** **SYNTHETIC** (see above)"
+    again = ("; this report was made again from the run's summary.json (its raw fio "
+             "results are not in git)" if source.get("from_summary") else "")
+    if source.get("files") is None:
+        return ("- **Input:** measured: meta.json is not marked synthetic" +
+                (again or " (the fio results were not at hand to check)"))
     return ("- **Input:** measured: neither meta.json nor any of the "
-            f"{source.get('files', 0)} fio results is marked synthetic")
+            f"{source['files']} fio results is marked synthetic{again}")
 
 
 def commit_line(meta) -> str:
@@ -73,19 +90,33 @@ def _values(module, names):
     return ", ".join(f"`{n}` = {getattr(module, n)!r}" for n in names)
 
 
-def thresholds_lines(scenarios, clock, judged=None) -> list[str]:
+def resolution_note(source) -> str:
+    n, known = (source or {}).get("rows"), (source or {}).get("rows_with_step")
+    if n is None or known is None or known == n:
+        return RESOLUTION_NOTE
+    which = "no row" if not known else f"{known} of {n} rows"
+    return (f"{RESOLUTION_NOTE}; {which} of this run has a known resolution (its fio results "
+            "lack the runtime, or its summary.json predates `iops_step`), and a verdict "
+            "without one is decided by its figure alone")
+
+
+def thresholds_lines(scenarios, clock, judged=None, source=None) -> list[str]:
     """What the verdicts were judged by. judged: None when this report
     judged them now, else why they are kept as they were written."""
     names = threshold_names(scenarios, clock)
-    now = f"thresholds.py: {_values(thresholds, names)}" if names else (
-        "no numeric threshold (the verdicts compare figures of the run with each other)"
-        if any(s in ("block035",) for s in scenarios) else "no verdicts")
     slice_t = (f"; slicetable.py (Herrmann's targets): {_values(slicetable, SLICETABLE_TARGETS)}"
                if "slices" in scenarios else "")
+    if names:
+        now = f"thresholds.py: {_values(thresholds, names)}{slice_t}"
+    elif "block035" in scenarios:
+        now = "no numeric threshold: the verdicts compare figures of the run with each other"
+    else:
+        return ["- **Judged by:** nothing: these scenarios have no verdicts, only figures"]
     if judged is None:
-        return [f"- **Judged by:** {now}{slice_t}; {RESOLUTION_NOTE}"]
+        return [f"- **Judged by:** {now}; {resolution_note(source)}"]
+    again = (f" For comparison, today's {now}." if names else "")
     return [f"- **Judged by:** the verdicts as written when the run was reported, not judged "
-            f"again ({judged}); each states its target. Today's {now}{slice_t}"]
+            f"again: {judged}; each verdict states its target.{again}"]
 
 
 def guest_line(meta, boots):
@@ -105,7 +136,7 @@ def facts(meta, clock, boots, source=None, scenarios=(), judged=None) -> list[st
         commit_line(meta),
         f"- **Clock:** {LABEL[clock]}",
     ] + ([f"- **Host, QEMU:** {meta['host']}"] if meta.get("host") else []) + (
-        thresholds_lines(scenarios, clock, judged)) + [
+        thresholds_lines(scenarios, clock, judged, source)) + [
         input_line(source),
         f"- **Date:** {meta.get('date', '–')}",
         f"- **Kernel:** {meta.get('kernel', '–')}",

@@ -50,7 +50,7 @@ class Sample:
 @dataclass
 class Boot:
     cpus: int | None
-    path: str
+    path: str | None                # None: its files are not at hand (a summary.json)
     skip: frozenset = frozenset()   # names in path that are not scenarios
 
 
@@ -292,8 +292,8 @@ def load_meta(results: str) -> dict:
     return {}
 
 
-def collect(results: str, meta: dict | None = None) -> Results:
-    """Read the whole tree (both layouts)."""
+def collect(results: str, meta: dict | None = None, only=None) -> Results:
+    """Read the whole tree (both layouts), or the scenarios in `only`."""
     meta = load_meta(results) if meta is None else meta
     if not os.path.isdir(results):
         warn(f"{results}: not a directory")
@@ -301,6 +301,8 @@ def collect(results: str, meta: dict | None = None) -> Results:
     res = Results(meta, clock_of(meta), boots_of(results, meta))
     for boot in res.boots:
         for scen in _subdirs(boot.path, boot.skip):
+            if only is not None and scen not in only:
+                continue
             sdir = os.path.join(boot.path, scen)
             per_job = scen in PER_JOB_SCENARIOS
             for var in _subdirs(sdir):

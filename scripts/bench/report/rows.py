@@ -114,18 +114,23 @@ def row_cmp(row: dict) -> dict:
 def summarize(res: Results) -> list[dict]:
     """One stats row per (cpus, scenario, variant, driver, job)."""
     rows = []
-    index = {}
     for cpus, scen in sorted(res.data, key=_scen_key):
         sd = res.data[(cpus, scen)]
         for var in variant_order(scen, sd):
             for drv in ordered(sd[var], DRIVER_ORDER):
                 for job in ordered(sd[var][drv], JOB_ORDER.get(scen, ())):
-                    key = (cpus, scen, var, drv, job)
-                    row = _stats_row(key, sd[var][drv][job], res)
-                    rows.append(row)
-                    index[key] = row
+                    rows.append(_stats_row((cpus, scen, var, drv, job), sd[var][drv][job], res))
+    return link_references(rows)
+
+
+def link_references(rows: list[dict]) -> list[dict]:
+    """Each row's ref and ratio_* fields: its ratio to the first of its
+    reference_candidates that exists. Works on rows read back from a
+    summary.json too (they keep iops_rounds, rounds and variant_ref)."""
+    index = {row_key(r): r for r in rows}
     for row in rows:
         key = row_key(row)
+        row.update(ref=None, **{f: None for f in RATIO_FIELDS.values()})
         for rvar, rdrv, rname in reference_candidates(*key[1:4], row["variant_ref"]):
             rkey = (key[0], key[1], rvar, rdrv, key[4])
             if rkey == key:

@@ -8,9 +8,9 @@ host and kernel naming this script) and every fio document a
 
 Used by the report's tests, and handy for looking at the plots:
 
-    /usr/bin/python3 scripts/bench/report/synthetic_fixture.py /tmp/fake
-    /usr/bin/python3 scripts/bench/report/synthetic_fixture.py --boots --clock virtual /tmp/fake2
-    /usr/bin/python3 scripts/bench/report/report.py /tmp/fake /tmp/fake-report
+    /usr/bin/python3 scripts/bench/report/synthetic_fixture.py /tmp/synthetic
+    /usr/bin/python3 scripts/bench/report/synthetic_fixture.py --boots --clock virtual /tmp/synthetic2
+    /usr/bin/python3 scripts/bench/report/report.py /tmp/synthetic /tmp/synthetic-report
 
 generate() writes the old layout (one boot, every scenario). A few cells
 have fixed per-round values (FIXED below) so the tests can check the
