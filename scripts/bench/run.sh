@@ -10,9 +10,11 @@
 # ROUNDS (virtual 2, wall 5), RUNTIME (seconds per fio run: virtual 2, wall
 # 5), SCENARIOS (default: all), POLICIES_SUBS (sub-scenarios of `policies`,
 # default: all), SLICE_WORKLOADS (the slice table's workloads, default
-# "read write randread").
-# Output: bench/results/<time>/{raw/c<cpus>/,summary.*,report.md,*.png};
-# raw/ stays out of git.
+# "read write randread"), RECORD (1: also record the run as the reference
+# of its scenarios).
+# Output: out/bench/<time>/{raw/c<cpus>/,raw/meta.json,summary.*,report.md,
+# *.png}, out of git. With RECORD=1 also bench/results/<scenario>/ for each
+# scenario run (replaced) and bench/results/README.md, its index.
 set -euo pipefail
 # All of it in a function, read whole before it runs: editing this file
 # during a run (which takes up to hours) must not change what bash reads next.
@@ -20,6 +22,14 @@ main() {
 	top=$(cd "$(dirname "$0")/../.." && pwd)
 	cd "$top"
 	kdir=${KDIR:-$(scripts/kernel.sh dir)}
+	# The commit measured, taken before the run writes anything; -dirty if
+	# tracked files differ from it (bench/results excepted: a recorded run
+	# writes there, and it is not measured).
+	commit_json=null
+	if rev=$(git rev-parse --short=7 HEAD 2>/dev/null); then
+		git diff --quiet HEAD -- . ':(exclude)bench/results' 2>/dev/null || rev="$rev-dirty"
+		commit_json="\"$rev\""
+	fi
 	clock=${CLOCK:-virtual}
 	case "$clock" in
 	# Virtual time repeats to four digits: two rounds show that, more add
@@ -42,8 +52,19 @@ main() {
 	fi
 	fair_ns=${FAIR_COMPLETION_NS:-10000000}
 	scenarios=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost}
+	record=${RECORD:-0}
+	case "$record" in
+	0 | 1) ;;
+	*) echo "bench: RECORD=$record is not 0 or 1" >&2; exit 2 ;;
+	esac
+	# A scenario names a directory of bench/results that RECORD=1 replaces.
+	for s in $scenarios; do
+		case "$s" in
+		*[!a-z0-9_]*) echo "bench: scenario '$s' is not a scenario name" >&2; exit 2 ;;
+		esac
+	done
 	stamp=$(date +%Y%m%d-%H%M%S)
-	out="bench/results/$stamp"
+	out="out/bench/$stamp"
 	mkdir -p "$out/raw"
 	start=$SECONDS
 	# The peak matrix runs at 1 and PEAK_CPUS vCPUs (one hardware queue per
@@ -60,21 +81,22 @@ main() {
 		*) echo "$cpus" ;;
 		esac
 	}
-	boots_json="" all_cpus=""
+	boots_json="" all_cpus="" nboots=0 boot=0
 	for s in $scenarios; do
 		c=$(boot_cpus "$s")
 		for n in $c; do
-			case " $all_cpus " in *" $n "*) ;; *) all_cpus="$all_cpus $n" ;; esac
+			case " $all_cpus " in *" $n "*) ;; *) all_cpus="$all_cpus $n" nboots=$((nboots + 1)) ;; esac
 		done
 	done
 	for n in $all_cpus; do
+		boot=$((boot + 1))
 		boot_scen=""
 		for s in $scenarios; do
 			c=$(boot_cpus "$s")
 			case " $c " in *" $n "*) boot_scen="$boot_scen $s" ;; esac
 		done
 		boot_scen=${boot_scen# }
-		echo "bench: $boot_scen; $n vCPUs, $clock clock, $rounds rounds, ${runtime}s per run -> $out"
+		echo "bench: boot $boot/$nboots: $boot_scen; $n vCPUs, $clock clock, $rounds rounds, ${runtime}s per run -> $out"
 		CPUS=$n RNULL_CLOCK=$clock KCMDLINE="loglevel=4 ${KCMDLINE:-}" scripts/qemu.sh --kdir "$kdir" \
 			--name "bench-c$n" --job scripts/bench/guest.sh --timeout 14400 \
 			--env "ROUNDS=$rounds" --env "RUNTIME=$runtime" --env "SCENARIOS=$boot_scen" \
@@ -106,10 +128,9 @@ main() {
 	  "rounds": $rounds,
 	  "runtime_s": $runtime,
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
-	  "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo none)$(git diff --quiet HEAD -- rnull rtags scripts bench/jobs 2>/dev/null || echo ' (modified)')",
-	  "checkout": "$top",
+	  "commit": $commit_json,
 	  "host": "$host",
-	  "command": "make bench CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}",
+	  "command": "make bench${RECORD:+ RECORD=$record} CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}",
 	  "wall_seconds": $wall,
 	  "scenarios": {
 	    "peak": {"title": "Peak matrix: 4k random, io_uring, gtod_reduce, one hardware queue of depth 256 per vCPU, numjobs = vCPUs"},
@@ -131,7 +152,18 @@ main() {
 	}
 JSON
 	/usr/bin/python3 scripts/bench/report/report.py "$out/raw" "$out"
-	ln -sfn "$stamp" bench/results/latest
+	if [ "$record" = 1 ]; then
+		for s in $scenarios; do
+			if ! compgen -G "$out/raw/c*/$s" >/dev/null; then
+				echo "bench: no results for $s; bench/results/$s left as it was" >&2
+				continue
+			fi
+			rm -rf "bench/results/$s"
+			/usr/bin/python3 scripts/bench/report/report.py "$out/raw" "bench/results/$s" --family "$s"
+		done
+		/usr/bin/python3 scripts/bench/report/index.py bench/results
+		echo "bench: recorded in bench/results/: $scenarios (index: bench/results/README.md)"
+	fi
 	echo "bench: done in ${wall}s; report: $out/report.md"
 }
 main "$@"

@@ -17,11 +17,11 @@ CSV_FIELDS = [
     "ref", "ratio", "ratio_spread", "ratio_ci_lo", "ratio_ci_hi", "ratio_df", "ratio_p",
     "ratio_rmin", "ratio_rmax",
     "p50_ns", "p99_ns", "p999_ns", "lat_mean_ns", "ctx_per_io", "bw_mean", "slow_handoffs",
-    "slow_handoffs_run",
+    "slow_handoffs_run", "iops_step", "ratio_res",
 ]
 # Written with 6 significant digits; other floats are rounded to 3 decimals.
 SIG6 = {"ratio", "ratio_spread", "ratio_ci_lo", "ratio_ci_hi", "ratio_df", "ratio_p", "ratio_rmin",
-        "ratio_rmax", "ctx_per_io"}
+        "ratio_rmax", "ctx_per_io", "ratio_res"}
 
 
 def _cell(k, v):
@@ -40,8 +40,11 @@ def write_csv(rows, path):
             w.writerow({k: _cell(k, r.get(k)) for k in CSV_FIELDS})
 
 
-def write_json(rows, verd, tls, meta, plots, path, clock, matrix=()):
+def write_json(rows, verd, tls, meta, plots, path, clock, matrix=(), source=None):
+    """summary.json; `synthetic` is true when any input was (header.source_of)."""
     obj = {
+        "synthetic": bool(source and source.get("synthetic")),
+        "source": source,
         "meta": meta,
         "clock": clock,
         "rows": rows,
@@ -56,6 +59,26 @@ def write_json(rows, verd, tls, meta, plots, path, clock, matrix=()):
     }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def family_meta(meta: dict, scenarios) -> dict:
+    """meta.json for a report of `scenarios` only: their boots and titles,
+    no local path (`checkout`), and `commit` null where none was recorded."""
+    out = {k: v for k, v in meta.items() if k != "checkout"}
+    out.setdefault("commit", None)
+    if isinstance(meta.get("boots"), list):
+        boots = [{**b, "scenarios": [s for s in b.get("scenarios") or [] if s in scenarios]}
+                 for b in meta["boots"] if isinstance(b, dict)]
+        out["boots"] = [b for b in boots if b["scenarios"]]
+    if isinstance(meta.get("scenarios"), dict):
+        out["scenarios"] = {k: v for k, v in meta["scenarios"].items() if k in scenarios}
+    return out
+
+
+def write_meta(meta: dict, outdir: str) -> None:
+    with open(os.path.join(outdir, "meta.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2, ensure_ascii=False)
         f.write("\n")
 
 

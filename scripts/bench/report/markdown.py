@@ -4,11 +4,11 @@ verdicts."""
 
 from __future__ import annotations
 
-from clocks import CANNOT_SHOW, COMPARISON, LABEL, MEANS, WALL
-from common import WARNINGS, cpus_key, dig, ordered
-from fmt import fmt_ci, fmt_cmp, fmt_iops, fmt_mibs, fmt_ratio, fmt_us, fmt_wall, md_escape
-from names import (HOTPATH_REF_VARIANT, PER_JOB_SCENARIOS, RATIO_HEAD, REF_DRIVER,
-                   SCENARIO_ORDER, SLICE_WORKLOADS)
+from clocks import CANNOT_SHOW, WALL
+from common import WARNINGS, dig, ordered
+from fmt import fmt_ci, fmt_cmp, fmt_iops, fmt_mibs, fmt_ratio, fmt_us, md_escape
+from header import header
+from names import PER_JOB_SCENARIOS, RATIO_HEAD, REF_DRIVER, SCENARIO_ORDER, SLICE_WORKLOADS
 from parse import PCT_KEYS
 from plots import scenario_title
 from policies import SUB_LABEL, SUB_WHAT, policy_cells
@@ -229,58 +229,32 @@ def segments_table(tl, clock):
             + md_table(["Policy", "from s", "to s"] + [f"{j} IOPS" for j in jobs], body) + [""])
 
 
-def guest_line(meta, boots):
-    mem = meta.get("guest_mem", "?")
-    cpus = sorted({b.cpus for b in boots if b.cpus is not None}, key=cpus_key)
-    if len(boots) > 1 or meta.get("boots"):
-        return f"{', '.join(str(c) for c in cpus)} vCPU (one boot per vCPU count), {mem} RAM"
-    return f"{meta.get('guest_cpus', '?')} vCPU, {mem} RAM"
-
-
-def header(meta, clock, boots):
-    return [
-        "# rnull benchmark report", "",
-        f"- **Date:** {meta.get('date', '–')}",
-        f"- **Kernel:** {meta.get('kernel', '–')}",
-        f"- **Clock:** {LABEL[clock]}",
-        f"- **Guest:** {guest_line(meta, boots)}",
-    ] + ([f"- **Host:** {meta['host']}"] if meta.get("host") else []) + [
-        f"- **Rounds:** {meta.get('rounds', '–')} per (scenario, variant, driver)",
-        f"- **Command:** `{meta.get('command', '–')}`",
-        f"- **Wall time:** {fmt_wall(meta.get('wall_seconds'))}",
-        "",
-        f"{MEANS[clock]}",
-        "",
-        "IOPS are mean ± sample stdev over rounds. Ratios are mean / reference mean "
-        f"(reference: `{REF_DRIVER}` in the same scenario and variant; for `hotpath`, "
-        f"variant `{HOTPATH_REF_VARIANT}` of the same driver) with spread "
-        "ratio·√((sa/ma)²+(sb/mb)²). Latencies are completion-latency percentiles "
-        "(clat) averaged over rounds.",
-        "",
-        f"On the {clock} clock a comparison A/B is reported as the {COMPARISON[clock]}.",
-        "",
-    ]
-
-
 def clock_section(clock):
     return ([f"## What this clock cannot show ({clock})", ""]
             + [f"- {t}" for t in CANNOT_SHOW[clock]] + [""])
 
 
 def verdict_summary(verd):
+    """How many checks pass, and the others: failed, or undecided (the
+    figure closer to its target than its resolution)."""
     allv = [(scen, v) for scen in ordered(verd, SCENARIO_ORDER) for v in verd[scen]
             if "pass" in v]
     if not allv:
         return []
     n_ok = sum(1 for _, v in allv if v["pass"])
-    return ([f"**Verdict summary:** {n_ok}/{len(allv)} checks pass.", ""]
+    n_und = sum(1 for _, v in allv if v["pass"] is None)
+    und = (f", {n_und} undecided (their figures lie closer to the target than fio's "
+           "resolution: a longer RUNTIME decides them)" if n_und else "")
+    return ([f"**Verdict summary:** {n_ok}/{len(allv)} checks pass{und}.", ""]
             + [f"- `{scen}` {v['text']}" for scen, v in allv if not v["pass"]] + [""])
 
 
-def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=()):
-    L = header(meta, clock, boots) + verdict_summary(verd) + clock_section(clock)
+def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=(),
+             source=None):
+    """report.md; source: where the figures come from (header.source_of)."""
     scen_rows = by_scenario(rows)
     scens = ordered(set(scen_rows) | ({"policy_switch"} if tls else set()), SCENARIO_ORDER)
+    L = header(meta, clock, boots, source, scens) + verdict_summary(verd) + clock_section(clock)
     if not scens:
         L += ["_No results found._", ""]
     for scen in scens:

@@ -11,6 +11,10 @@ SCENARIO_ORDER = [
     "fairness", "block035", "policies", "slices", "slice_mix", "slice_clock", "slice_single",
     "slice_cost", "policy_switch",
 ]
+# bench/results/<family>/ keeps the reference run of one `make bench`
+# scenario; its report also has the scenarios that scenario's runs write
+# (slices runs the mix, slice_mix).
+FAMILY_SCENARIOS = {"slices": ("slices", "slice_mix")}
 DRIVER_ORDER = ["rnull", "null_blk", "rnull_mod"]
 # Display order of tag policies; the benchmarks run whatever host/policy
 # lists, and a policy not named here comes after these.
@@ -99,3 +103,8 @@ def is_peak_matrix(variants) -> bool:
     """Whether the peak variants are the matrix's (new layout) rather than
     the old qd1/qd32."""
     return any(PEAK_MATRIX_RE.match(v) for v in variants)
+
+
+def family_scenarios(family: str) -> tuple:
+    """The scenarios of a family's report."""
+    return FAMILY_SCENARIOS.get(family, (family,))

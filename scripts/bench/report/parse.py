@@ -43,12 +43,14 @@ class Sample:
     handoffs: int | None = None      # host/slow_handoffs' delta while fio's I/O ran
     handoffs_run: int | None = None  # ... over the whole run (fio's start and end too)
     round: int | None = None
+    synthetic: bool = False          # the fio document is marked synthetic
+    step: float | None = None        # IOPS: the figure's resolution (iops_step)
 
 
 @dataclass
 class Boot:
     cpus: int | None
-    path: str
+    path: str | None                # None: its files are not at hand (a summary.json)
     skip: frozenset = frozenset()   # names in path that are not scenarios
 
 
@@ -63,6 +65,9 @@ class Results:
     refs: dict = field(default_factory=dict)
     # (cpus, scenario, variant) -> {driver: module params} (the `params` file)
     params: dict = field(default_factory=dict)
+    # fio result files read, and how many of them are marked synthetic
+    files: int = 0
+    synthetic_files: int = 0
 
 
 def load_json(path: str):
@@ -118,7 +123,32 @@ def job_sample(job: dict, ctx: str) -> Sample:
         t is not None for t in tio) else None
     bws = [_bw_bytes(job, x) for x in ("read", "write")]
     s.bw = sum(b for b in bws if b is not None) if any(b is not None for b in bws) else None
+    s.step = iops_step(job)
     return s
+
+
+def iops_step(job: dict):
+    """The resolution of a job's IOPS figure, in IO/s. fio computes a
+    direction's figure as 1000 * total_ios / runtime, its runtime counted in
+    whole milliseconds (rounded up): one millisecond more or less moves the
+    figure by iops / runtime and one I/O more or less by 1000 / runtime, so
+    the step is (iops + 1000) / runtime (runtime in ms), summed over the
+    directions that did I/O. None without a runtime (the step is unknown)."""
+    step = 0.0
+    for d in ("read", "write"):
+        iops = num(dig(job, d, "iops"), 0.0)
+        if not iops:
+            continue
+        runtime = num(dig(job, d, "runtime"))
+        if not runtime or runtime <= 0:
+            return None
+        step += (iops + 1000.0) / runtime
+    return step
+
+
+def _sum_steps(samples):
+    steps = [s.step for s in samples]
+    return None if any(x is None for x in steps) else sum(steps)
 
 
 def _bw_bytes(job: dict, d: str):
@@ -153,11 +183,16 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
         samples.append((name, job_sample(j, f"{path}: jobs[{i}]")))
     if not samples:
         return None
+    # A generated document says so (synthetic_fixture.py); fio never does.
+    if obj.get("synthetic") is True:
+        for _, s in samples:
+            s.synthetic = True
     if per_job:
         out: dict[str, Sample] = {}
         for name, s in samples:
             if name in out:  # same name twice: sum IOPS, keep first latencies
                 out[name].iops += s.iops
+                out[name].step = _sum_steps((out[name], s))
                 if s.bw is not None:
                     out[name].bw = (out[name].bw or 0.0) + s.bw
             else:
@@ -165,7 +200,8 @@ def parse_fio(path: str, per_job: bool) -> dict[str, Sample] | None:
         return out
     first = samples[0][1]
     agg = Sample(iops=sum(s.iops for _, s in samples), p50=first.p50,
-                 p99=first.p99, p999=first.p999, lat_mean=first.lat_mean)
+                 p99=first.p99, p999=first.p999, lat_mean=first.lat_mean,
+                 synthetic=first.synthetic, step=_sum_steps(s for _, s in samples))
     ctxs = [s.ctx for _, s in samples if s.ctx is not None]
     tios = [s.total_ios for _, s in samples if s.total_ios is not None]
     bws = [s.bw for _, s in samples if s.bw is not None]
@@ -256,8 +292,8 @@ def load_meta(results: str) -> dict:
     return {}
 
 
-def collect(results: str, meta: dict | None = None) -> Results:
-    """Read the whole tree (both layouts)."""
+def collect(results: str, meta: dict | None = None, only=None) -> Results:
+    """Read the whole tree (both layouts), or the scenarios in `only`."""
     meta = load_meta(results) if meta is None else meta
     if not os.path.isdir(results):
         warn(f"{results}: not a directory")
@@ -265,6 +301,8 @@ def collect(results: str, meta: dict | None = None) -> Results:
     res = Results(meta, clock_of(meta), boots_of(results, meta))
     for boot in res.boots:
         for scen in _subdirs(boot.path, boot.skip):
+            if only is not None and scen not in only:
+                continue
             sdir = os.path.join(boot.path, scen)
             per_job = scen in PER_JOB_SCENARIOS
             for var in _subdirs(sdir):
@@ -277,7 +315,7 @@ def collect(results: str, meta: dict | None = None) -> Results:
                 if params:
                     res.params[key] = params
                 for drv in _subdirs(vdir):
-                    _collect_driver(res.data, (boot.cpus, scen), var, drv,
+                    _collect_driver(res, (boot.cpus, scen), var, drv,
                                     os.path.join(vdir, drv), per_job)
     return res
 
@@ -300,18 +338,20 @@ def read_handoffs(path: str):
     return n
 
 
-def _collect_driver(data, bkey, var, drv, ddir, per_job):
+def _collect_driver(res: Results, bkey, var, drv, ddir, per_job):
     files = sorted((f for f in os.listdir(ddir) if RFILE_RE.match(f)), key=natural_key)
     for fn in files:
-        res = parse_fio(os.path.join(ddir, fn), per_job)
-        if not res:
+        samples = parse_fio(os.path.join(ddir, fn), per_job)
+        if not samples:
             continue
+        res.files += 1
+        res.synthetic_files += any(s.synthetic for s in samples.values())
         stem = os.path.join(ddir, fn[:-len(".json")])
         handoffs = read_handoffs(stem + HANDOFFS_SUFFIX)
         handoffs_run = read_handoffs(stem + HANDOFFS_RUN_SUFFIX)
-        for job, s in res.items():
+        for job, s in samples.items():
             s.handoffs = handoffs
             s.handoffs_run = handoffs_run
             s.round = int(RFILE_RE.match(fn)[1])
-            (data.setdefault(bkey, {}).setdefault(var, {})
+            (res.data.setdefault(bkey, {}).setdefault(var, {})
              .setdefault(drv, {}).setdefault(job, []).append(s))

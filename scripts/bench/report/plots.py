@@ -634,7 +634,7 @@ def _scenario_plot(plt, add, scen, rows, dest, t, meta, verd, boots=()):
         add(scen, lambda: plot_fairness(plt, rows, dest, t, meta))
     elif scen == "block035":
         notes = {v["policy"]: ("fast ≥ slow ✓", "#2a7d2a") if v["pass"] else
-                 ("fast < slow ✗", "#b00000")
+                 ("undecided", "#777777") if v["pass"] is None else ("fast < slow ✗", "#b00000")
                  for v in verd.get("block035", []) if v["driver"] == "rnull"}
         add(scen, lambda: plot_grouped_bars(
             plt, rows, scen, dest, t, series_key="job", groups_order=POLICY_ORDER,

@@ -14,7 +14,7 @@ from stats import mean_or_none, ratio_stats, stdev0
 # ratio_stats() keys -> row keys
 RATIO_FIELDS = {"ratio": "ratio", "spread": "ratio_spread", "ci_lo": "ratio_ci_lo",
                 "ci_hi": "ratio_ci_hi", "df": "ratio_df", "p": "ratio_p",
-                "rmin": "ratio_rmin", "rmax": "ratio_rmax"}
+                "rmin": "ratio_rmin", "rmax": "ratio_rmax", "res": "ratio_res"}
 
 
 def reference_candidates(scen: str, var: str, drv: str, ref_var=None):
@@ -75,6 +75,9 @@ def _stats_row(key, ss, res: Results) -> dict:
     cpi = [s.ctx / s.total_ios for s in ss if s.ctx is not None and s.total_ios]
     row["ctx_per_io"] = statistics.fmean(cpi) if cpi else None
     row["ctx_per_io_stdev"] = stdev0(cpi) if cpi else None
+    # The mean of the rounds' figures moves by the mean of their steps.
+    steps = [s.step for s in ss]
+    row["iops_step"] = None if None in steps else statistics.fmean(steps)
     row["iops_rounds"] = iops
     row["rounds"] = [s.round for s in ss]
     row["variant_ref"] = res.refs.get((cpus, scen, var))
@@ -82,9 +85,25 @@ def _stats_row(key, ss, res: Results) -> dict:
     return row
 
 
+def rel_step(row):
+    """The relative resolution of a row's mean IOPS (and bandwidth, which fio
+    computes over the same runtime): iops_step / iops_mean; None if unknown."""
+    step, mean = (row or {}).get("iops_step"), (row or {}).get("iops_mean")
+    return None if step is None or not mean else step / mean
+
+
+def ratio_res(ratio, *rows):
+    """The resolution of `ratio`, a ratio (or product) of the rows' means:
+    ratio times the sum of their relative steps; None if any is unknown."""
+    rels = [rel_step(r) for r in rows]
+    return None if ratio is None or None in rels else abs(ratio) * sum(rels)
+
+
 def row_ratio(a: dict, b: dict) -> dict:
-    """ratio_stats of row a's rounds over row b's."""
-    return ratio_stats(a["iops_rounds"], b["iops_rounds"], a["rounds"], b["rounds"])
+    """ratio_stats of row a's rounds over row b's, with its resolution."""
+    st = ratio_stats(a["iops_rounds"], b["iops_rounds"], a["rounds"], b["rounds"])
+    st["res"] = ratio_res(st["ratio"], a, b)
+    return st
 
 
 def row_cmp(row: dict) -> dict:
@@ -95,18 +114,23 @@ def row_cmp(row: dict) -> dict:
 def summarize(res: Results) -> list[dict]:
     """One stats row per (cpus, scenario, variant, driver, job)."""
     rows = []
-    index = {}
     for cpus, scen in sorted(res.data, key=_scen_key):
         sd = res.data[(cpus, scen)]
         for var in variant_order(scen, sd):
             for drv in ordered(sd[var], DRIVER_ORDER):
                 for job in ordered(sd[var][drv], JOB_ORDER.get(scen, ())):
-                    key = (cpus, scen, var, drv, job)
-                    row = _stats_row(key, sd[var][drv][job], res)
-                    rows.append(row)
-                    index[key] = row
+                    rows.append(_stats_row((cpus, scen, var, drv, job), sd[var][drv][job], res))
+    return link_references(rows)
+
+
+def link_references(rows: list[dict]) -> list[dict]:
+    """Each row's ref and ratio_* fields: its ratio to the first of its
+    reference_candidates that exists. Works on rows read back from a
+    summary.json too (they keep iops_rounds, rounds and variant_ref)."""
+    index = {row_key(r): r for r in rows}
     for row in rows:
         key = row_key(row)
+        row.update(ref=None, **{f: None for f in RATIO_FIELDS.values()})
         for rvar, rdrv, rname in reference_candidates(*key[1:4], row["variant_ref"]):
             rkey = (key[0], key[1], rvar, rdrv, key[4])
             if rkey == key:

@@ -251,6 +251,8 @@ def read_stats(boots):
     scheduler's tunables (kept as text, from the first round)."""
     out = {}
     for boot in boots:
+        if boot.path is None:
+            continue
         for scen in ("slices", "slice_mix"):
             sdir = os.path.join(boot.path, scen)
             if not os.path.isdir(sdir):

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import compare  # noqa: E402
-import fake_results  # noqa: E402
+import synthetic_fixture  # noqa: E402
 import report  # noqa: E402
 import stats  # noqa: E402
 import verdicts  # noqa: E402
@@ -96,7 +96,7 @@ class GeneratedTree(unittest.TestCase):
 class FullTreeTest(GeneratedTree):
     @classmethod
     def setUpClass(cls):
-        cls.make(lambda d: fake_results.generate(d, rounds=3, seed=7), HAVE_MPL)
+        cls.make(lambda d: synthetic_fixture.generate(d, rounds=3, seed=7), HAVE_MPL)
         cls.csv = read_csv(os.path.join(cls.out, "summary.csv"))
 
     def test_no_warnings_on_clean_tree(self):
@@ -122,7 +122,8 @@ class FullTreeTest(GeneratedTree):
     def test_cpus_and_meta_copy(self):
         self.assertEqual({r["cpus"] for r in self.csv.values()}, {"2"})   # meta guest_cpus
         meta = json.loads(read(os.path.join(self.out, "meta.json")))
-        self.assertEqual(meta["kernel"], "6.12.117")
+        self.assertEqual(meta["kernel"], "none (synthetic)")
+        self.assertIs(meta["synthetic"], True)
         self.assertEqual(self.res["clock"], "wall")
         self.assertEqual(self.res["peak_matrix"], [])   # old peak variants qd1/qd32
 
@@ -266,7 +267,7 @@ class FullTreeTest(GeneratedTree):
         self.assertTrue(os.path.isfile(path))
         with open(path, encoding="utf-8") as f:
             md = f.read()
-        for s in ("# rnull benchmark report", "6.12.117", "2 vCPU", "make bench",
+        for s in ("# rnull benchmark report", "none (synthetic)", "2 vCPU", "synthetic_fixture.py",
                   "20m 34s", "(`peak`)", "(`fairness`)", "**Clock:** wall",
                   "## What this clock cannot show (wall)",
                   "no difference resolved (95% CI contains 1)", "lower (95% CI below 1)",
@@ -377,13 +378,23 @@ class BootsVirtualTest(GeneratedTree):
 
     @classmethod
     def setUpClass(cls):
-        cls.make(lambda d: fake_results.generate_boots(d, "virtual"), HAVE_MPL)
+        cls.make(lambda d: synthetic_fixture.generate_boots(d, "virtual"), HAVE_MPL)
         cls.csv = read_csv(os.path.join(cls.out, "summary.csv"), with_cpus=True)
         cls.cells = {(c["cpus"], c["variant"]): c for c in cls.res["peak_matrix"]}
 
     def test_no_warnings(self):
         self.assertEqual(self.res["warnings"], [], self.stderr)
         self.assertEqual(self.res["clock"], "virtual")
+
+    def test_header(self):
+        head = self.md.split("\n## ", 1)[0]
+        self.assertIn("- **Scenarios:** `peak`, `hotpath`", head)
+        self.assertIn("- **Commit:** not recorded in meta.json", head)
+        self.assertIn("- **Clock:** virtual (QEMU `-accel tcg -icount", head)
+        self.assertIn("- **Host, QEMU:** none: synthetic fixture", head)
+        self.assertIn("- **Judged by:** thresholds.py: `PEAK_AHEAD_RATIO` = 1.0, "
+                      "`HOST_COST_FLOOR` = 0.99, `VIRTUAL_EQUAL_REL` = 0.001", head)
+        self.assertNotIn("CONFIDENCE", head)
 
     def test_rows_per_boot(self):
         self.assertEqual({k[0] for k in self.csv}, {1, 4})
@@ -476,7 +487,7 @@ class BootsWallTest(GeneratedTree):
 
     @classmethod
     def setUpClass(cls):
-        cls.make(lambda d: fake_results.generate_boots(d, "wall"), False)
+        cls.make(lambda d: synthetic_fixture.generate_boots(d, "wall"), False)
 
     def test_ci_of_ratio(self):
         c = [c for c in self.res["peak_matrix"] if (c["cpus"], c["variant"]) == (1, "irq0-qd1")][0]
@@ -502,18 +513,25 @@ class BootsWallTest(GeneratedTree):
         for s in ("**Clock:** wall", "## What this clock cannot show (wall)",
                   "(target: 95% CI ≥ 1.00) → **behind**", "p<0.001"):
             self.assertIn(s, self.md)
+
+    def test_header_lists_the_wall_clocks_thresholds(self):
+        judged = [ln for ln in self.md.split("\n") if ln.startswith("- **Judged by:**")]
+        self.assertEqual(len(judged), 1)
+        self.assertIn("`HOST_COST_FLOOR` = 0.99", judged[0])
+        self.assertIn("`CONFIDENCE` = 0.95", judged[0])
+        self.assertNotIn("VIRTUAL_EQUAL_REL", judged[0])
         for c in table_captions(self.md):
             self.assertIn("wall clock", c)
 
 
 class PoliciesTest(GeneratedTree):
     """Scenario `policies`: the one table, its cells and verdicts
-    (fake_results.generate_policies: 2 rounds, policies none, fair,
+    (synthetic_fixture.generate_policies: 2 rounds, policies none, fair,
     borrow, lend and window)."""
 
     @classmethod
     def setUpClass(cls):
-        cls.make(lambda d: fake_results.generate_policies(d, rounds=2), HAVE_MPL)
+        cls.make(lambda d: synthetic_fixture.generate_policies(d, rounds=2), HAVE_MPL)
         cls.cells = {(c["sub"], c["policy"]): c for c in cls.res["policies"]}
         cls.v = cls.res["verdicts"]["policies"]
 
@@ -527,8 +545,15 @@ class PoliciesTest(GeneratedTree):
         self.assertEqual(self.res["warnings"], [], self.stderr)
         self.assertEqual(self.res["clock"], "virtual")
 
+    def test_header(self):
+        head = self.md.split("\n## ", 1)[0]
+        self.assertIn("- **Scenarios:** `policies`", head)
+        self.assertIn("`BUSCH_KEEP_POLICIES` = ('fair', 'borrow', 'window')", head)
+        self.assertIn("`SLOW_HANDOFFS_MAX` = 0", head)
+        self.assertNotIn("PEAK_AHEAD_RATIO", head)
+
     def test_cells(self):
-        F = fake_results
+        F = synthetic_fixture
         self.assertEqual(len(self.cells), 6 * 5)
         # table order: sub-scenario, then policy (window after lend)
         self.assertEqual([(c["sub"], c["policy"]) for c in self.res["policies"]][:6],
@@ -630,7 +655,7 @@ class PoliciesEdgeTest(unittest.TestCase):
 
     def test_unknown_policy_and_missing_solo(self):
         # "fifo": a policy the report does not know; its busch has no solo run
-        fake_results.generate_policies(self.root, rounds=1, policies=("fair", "fifo"),
+        synthetic_fixture.generate_policies(self.root, rounds=1, policies=("fair", "fifo"),
                                        handoffs={("kuai-fifo", 1): 2})
         solo = os.path.join(self.root, "c2", "policies", "qd1_alone-fifo")
         for f in os.listdir(os.path.join(solo, "rnull")):
@@ -651,7 +676,7 @@ class PoliciesEdgeTest(unittest.TestCase):
         self.assertFalse(hand["pass"])
 
     def test_handoff_files(self):
-        fake_results.generate_policies(self.root, rounds=2, policies=("fair",))
+        synthetic_fixture.generate_policies(self.root, rounds=2, policies=("fair",))
         d = os.path.join(self.root, "c2", "policies")
         with open(os.path.join(d, "kuai-fair", "rnull", "r1.handoffs"), "w") as f:
             f.write("many\n")
@@ -682,7 +707,7 @@ class CompareTest(unittest.TestCase):
         for name, tweak in (("a", None), ("b", {(4, "irq0-qd32", "rnull"): 1.004}),
                             ("c", {(1, "mem-read-qd1", "null_blk"): 0.99})):
             res = os.path.join(cls.tmp.name, name)
-            fake_results.generate_boots(res, "virtual", tweak=tweak)
+            synthetic_fixture.generate_boots(res, "virtual", tweak=tweak)
             quiet(report.generate, res, res + "-out", plots=False)
             cls.runs[name] = res + "-out"
 
@@ -714,7 +739,7 @@ class CompareTest(unittest.TestCase):
 
     def test_old_summary_without_cpus(self):
         with tempfile.TemporaryDirectory() as d:
-            fake_results.generate(os.path.join(d, "r"), rounds=3, seed=7)
+            synthetic_fixture.generate(os.path.join(d, "r"), rounds=3, seed=7)
             quiet(report.generate, os.path.join(d, "r"), os.path.join(d, "o"), plots=False)
             obj = json.loads(read(os.path.join(d, "o", "summary.json")))
             for r in obj["rows"]:
@@ -753,8 +778,8 @@ class RobustnessTest(unittest.TestCase):
             f.write(obj if isinstance(obj, str) else json.dumps(obj))
 
     def test_missing_and_broken_inputs(self):
-        J = fake_results.fio_job
-        D = fake_results.fio_doc
+        J = synthetic_fixture.fio_job
+        D = synthetic_fixture.fio_doc
         # no meta.json; peak with rnull only (no reference driver)
         self.put("peak/qd1/rnull/r1.json", D([J("p", read_iops=1000)]))
         self.put("peak/qd1/rnull/r2.json", "this is not json")
@@ -803,7 +828,7 @@ class RobustnessTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(os.path.join(self.out, "report.md")))
 
     def test_new_layout_problems(self):
-        J, D = fake_results.fio_job, fake_results.fio_doc
+        J, D = synthetic_fixture.fio_job, synthetic_fixture.fio_doc
         self.put("meta.json", {"clock": "sundial", "boots": [{"cpus": 2, "scenarios": ["peak"]},
                                                               {"cpus": 8, "scenarios": ["peak"]}]})
         self.put("c2/peak/irq0-qd1/rnull/r1.json", D([J("p", read_iops=100)]))
@@ -828,7 +853,7 @@ class RobustnessTest(unittest.TestCase):
         self.assertIn("no CI: fewer than 2 rounds", v["text"])
 
     def test_without_matplotlib(self):
-        self.put("peak/qd1/rnull/r1.json", fake_results.fio_doc([fake_results.fio_job(
+        self.put("peak/qd1/rnull/r1.json", synthetic_fixture.fio_doc([synthetic_fixture.fio_job(
             "p", read_iops=5)]))
         with mock.patch.dict(sys.modules, {"matplotlib": None}):
             res, err = quiet(report.generate, self.root, self.out, plots=True)
@@ -838,14 +863,91 @@ class RobustnessTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.out, "peak.png")))
 
     def test_group_sum_over_jobs(self):
-        J = fake_results.fio_job
-        self.put("starvation/depth64/rnull/r1.json", fake_results.fio_doc([
+        J = synthetic_fixture.fio_job
+        self.put("starvation/depth64/rnull/r1.json", synthetic_fixture.fio_doc([
             J("a", read_iops=100, ctx=30, read_ios=100),
             J("b", read_iops=50, write_iops=25, ctx=20, read_ios=100, write_ios=50)]))
         res, _ = quiet(report.generate, self.root, self.out, plots=False)
         r = res["rows"][0]
         self.assertAlmostEqual(r["iops_mean"], 175)
         self.assertAlmostEqual(r["ctx_per_io"], 50 / 250)
+
+
+class CommitTest(unittest.TestCase):
+    def test_commit_in_header(self):
+        with tempfile.TemporaryDirectory() as d:
+            root, out = os.path.join(d, "results"), os.path.join(d, "out")
+            synthetic_fixture.generate_policies(root, rounds=1, policies=("fair",))
+            path = os.path.join(root, "meta.json")
+            meta = json.loads(read(path))
+            for commit, line in (("abc1234", "- **Commit:** `abc1234`\n"),
+                                 ("abc1234-dirty", "- **Commit:** `abc1234-dirty` (with changes "
+                                                   "not committed)\n"),
+                                 (None, "- **Commit:** not recorded in meta.json\n")):
+                meta["commit"] = commit
+                synthetic_fixture.write_json(path, meta)
+                quiet(report.generate, root, out, plots=False)
+                self.assertIn(line, read(os.path.join(out, "report.md")))
+
+
+class SyntheticInputTest(unittest.TestCase):
+    """A report says loudly when any input is synthetic, and only then."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = os.path.join(self.tmp.name, "results")
+        self.out = os.path.join(self.tmp.name, "out")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_report(self):
+        res, _ = quiet(report.generate, self.root, self.out, plots=False)
+        summary = json.loads(read(os.path.join(self.out, "summary.json")))
+        return res, summary, read(os.path.join(self.out, "report.md"))
+
+    def put_doc(self, rel, doc):
+        p = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+
+    def unmarked(self, iops):
+        doc = synthetic_fixture.fio_doc([synthetic_fixture.fio_job("p", read_iops=iops)])
+        del doc["synthetic"]
+        return doc
+
+    def test_fixture_is_marked_and_reported_synthetic(self):
+        synthetic_fixture.generate_policies(self.root, rounds=1, policies=("fair",))
+        meta = json.loads(read(os.path.join(self.root, "meta.json")))
+        self.assertIs(meta["synthetic"], True)
+        self.assertIn("synthetic_fixture.py", meta["command"])
+        res, summary, md = self.run_report()
+        self.assertIs(summary["synthetic"], True)
+        self.assertTrue(res["source"]["meta"])
+        self.assertEqual(res["source"]["synthetic_files"], res["source"]["files"])
+        head = md.split("\n## ", 1)[0]
+        self.assertIn("SYNTHETIC INPUT: nothing in this report was measured", head)
+        self.assertIn("meta.json is marked synthetic", head)
+
+    def test_one_marked_fio_result_is_enough(self):
+        self.put_doc("meta.json", {"clock": "virtual"})
+        self.put_doc("peak/qd1/rnull/r1.json", self.unmarked(1000))
+        self.put_doc("peak/qd1/null_blk/r1.json",
+                     synthetic_fixture.fio_doc([synthetic_fixture.fio_job("p", read_iops=900)]))
+        _, summary, md = self.run_report()
+        self.assertIs(summary["synthetic"], True)
+        self.assertIn("1 of 2 fio results are marked synthetic", md)
+        self.assertNotIn("meta.json is marked synthetic", md)
+
+    def test_measured_input_has_no_banner(self):
+        self.put_doc("meta.json", {"clock": "virtual"})
+        self.put_doc("peak/qd1/rnull/r1.json", self.unmarked(1000))
+        self.put_doc("peak/qd1/null_blk/r1.json", self.unmarked(900))
+        _, summary, md = self.run_report()
+        self.assertIs(summary["synthetic"], False)
+        self.assertNotIn("SYNTHETIC", md)
+        self.assertIn("neither meta.json nor any of the 2 fio results is marked synthetic", md)
 
 
 class CliTest(unittest.TestCase):

@@ -17,7 +17,7 @@ sys.path.insert(0, HERE)
 
 import report  # noqa: E402
 import slicetable  # noqa: E402
-from fake_results import fio_doc, fio_job, write_json  # noqa: E402
+from synthetic_fixture import fio_doc, fio_job, fixture_meta, write_json  # noqa: E402
 
 try:
     import matplotlib  # noqa: F401
@@ -68,10 +68,10 @@ def write_tree(root, spread=0.0):
         put("slice_mix", f"mix-ts{ts}", drv, lambda f, rand=rand, p99=p99: [
             fio_job("seq", read_iops=1000 * f) for _ in range(7)]
             + [fio_job("rand", read_iops=rand * f, p50=p99 / 4, p99=p99)])
-    write_json(os.path.join(root, "meta.json"), {
-        "clock": "virtual", "rounds": 2, "kernel": "6.12",
-        "boots": [{"cpus": 8, "scenarios": ["slices"]}],
-        "scenarios": {"slices": {"title": "slices"}, "slice_mix": {"title": "mix"}}})
+    write_json(os.path.join(root, "meta.json"), fixture_meta(
+        "(test_slicetable.py's tree)", clock="virtual", rounds=2,
+        boots=[{"cpus": 8, "scenarios": ["slices"]}],
+        scenarios={"slices": {"title": "slices"}, "slice_mix": {"title": "mix"}}))
 
 
 class SliceTableTest(unittest.TestCase):

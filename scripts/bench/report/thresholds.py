@@ -56,3 +56,19 @@ VIRTUAL_EQUAL_REL = 0.001
 # compare.py: two runs "agree" when no IOPS and no rnull/null_blk ratio
 # differs by more than this (relative).
 COMPARE_AGREE_REL = 0.005
+
+# The thresholds each scenario's verdicts are judged by, by name: the
+# report's header lists them with their values. A name in CLOCK_ONLY
+# applies on that clock only.
+SCENARIO_THRESHOLDS = {
+    "peak": ("PEAK_AHEAD_RATIO", "HOST_COST_FLOOR", "CONFIDENCE"),
+    "hotpath": ("VIRTUAL_EQUAL_REL", "CONFIDENCE"),
+    "slice_cost": ("VIRTUAL_EQUAL_REL", "CONFIDENCE"),
+    "fairness": ("FAIRNESS_TARGET_RATIO", "FAIRNESS_LAT_FACTOR"),
+    "policies": ("FAIRNESS_TARGET_RATIO", "BUSCH_KEEP_FLOOR", "BUSCH_KEEP_POLICIES",
+                 "BUSCH_LOSE_CEILING", "BUSCH_LOSE_POLICIES", "SPLIT_FLOOR",
+                 "SPLIT_EXEMPT_POLICIES", "SLOW_HANDOFFS_MAX"),
+    "slices": ("SLICE_GAIN_TS", "SLICE_GAIN_TARGET", "SLICE_LOSS_FLOOR", "SLICE_CFQ_TARGET"),
+    "slice_single": ("SLICE_LOSS_FLOOR",),
+}
+CLOCK_ONLY = {"CONFIDENCE": "wall", "VIRTUAL_EQUAL_REL": "virtual"}

@@ -85,7 +85,8 @@ def collect_timelines(boots) -> list[Timeline]:
     """Timelines of every boot (parse.Boot: cpus, path)."""
     tls = []
     for boot in boots:
-        tls += _boot_timelines(os.path.join(boot.path, "policy_switch"), boot.cpus)
+        if boot.path is not None:
+            tls += _boot_timelines(os.path.join(boot.path, "policy_switch"), boot.cpus)
     return tls
 
 

@@ -4,6 +4,11 @@ Each verdict is a dict with at least "check" and "text"; those with "pass"
 count in the report's verdict summary. A comparison against a target uses
 the clock's statistics (classify): on the virtual clock the ratio of means,
 on the wall clock its 95 % confidence interval.
+
+A figure of fio's IOPS has a resolution (parse.iops_step: whole I/Os over
+whole milliseconds), and so has a ratio of such figures (rows.ratio_res).
+A verdict whose figure lies closer to its target than that is undecided
+("pass": None, "undecided": True): the run was too short to tell.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from common import dig, natural_key, num, ordered, warn
 from fmt import fmt_cmp, fmt_iops, fmt_mibs, fmt_ratio, fmt_us
 from names import DRIVER_ORDER, HOTPATH_REF_VARIANT, POLICIES_SUBS, POLICY_ORDER
 from policies import SUB_LABEL, find_cell, policy_cells
-from rows import by_cpus, by_scenario, find_row, row_ratio, slice_cells
+from rows import by_cpus, by_scenario, find_row, ratio_res, row_ratio, slice_cells
 from stats import ratio_spread
 from thresholds import (BUSCH_KEEP_FLOOR, BUSCH_KEEP_POLICIES, BUSCH_LOSE_CEILING,
                         BUSCH_LOSE_POLICIES, CONFIDENCE, FAIRNESS_LAT_FACTOR,
@@ -23,16 +28,34 @@ from thresholds import (BUSCH_KEEP_FLOOR, BUSCH_KEEP_POLICIES, BUSCH_LOSE_CEILIN
                         VIRTUAL_EQUAL_REL)
 
 CI_PCT = f"{CONFIDENCE * 100:g}%"
+SCEN_POLICIES = "policies"
+
+
+def fmt_res(res) -> str:
+    return f"{res:.4f}" if res >= 1e-4 else f"{res:.1e}"
+
+
+def undecided_word(res) -> str:
+    return f"undecided: run too short (resolution {fmt_res(res)})"
+
+
+def within_res(value, target, res) -> bool:
+    """Whether value lies closer to target than its resolution res."""
+    return res is not None and value is not None and abs(value - target) < res
 
 
 def classify(st: dict, clock: str, floor: float):
     """Where a ratio_stats dict lies against `floor`: "above" (≥ floor),
-    "below", or on the wall clock "straddles" when its CI contains floor.
-    Without a CI (fewer than two rounds) the ratio of means decides."""
+    "below", on the wall clock "straddles" when its CI contains floor, or
+    "undecided" when the ratio of means decides and lies closer to floor
+    than its resolution (st["res"]). Without a CI (fewer than two rounds)
+    the ratio of means decides."""
     r = st.get("ratio") if st else None
     if r is None:
         return None
     if clock == VIRTUAL or st.get("ci_lo") is None:
+        if within_res(r, floor, st.get("res")):
+            return "undecided"
         return "above" if r >= floor else "below"
     if st["ci_lo"] >= floor:
         return "above"
@@ -54,15 +77,34 @@ def pass_fail(check, ok, text, **kw):
             "text": f"{text} → **{'PASS' if ok else 'FAIL'}**", **kw}
 
 
+def undecided(check, res, text, **kw):
+    """A verdict entry too close to its target for its figure's resolution."""
+    return {"check": check, "pass": None, "undecided": True, "resolution": res,
+            "text": f"{text} → **{undecided_word(res)}**", **kw}
+
+
+def judge(check, figure, goal, res, text, at_most=False, **kw):
+    """figure ≥ goal (≤ with at_most): PASS or FAIL, or undecided when
+    the figure lies closer to goal than its resolution res."""
+    if within_res(figure, goal, res):
+        return undecided(check, res, text, **kw)
+    return pass_fail(check, figure <= goal if at_most else figure >= goal, text, **kw)
+
+
 def target_verdict(check, st, clock, floor, what, words, **kw):
     """A verdict on `what` = ratio against a floor; words maps classify()'s
     outcome to the text's last word. Passes when "above"."""
     c = classify(st, clock, floor)
-    return {"check": check, "pass": c == "above", "outcome": words[c],
-            "value": st["ratio"], "ci_lo": st.get("ci_lo"), "ci_hi": st.get("ci_hi"),
-            "p": st.get("p"), "target": floor,
-            "text": f"{what} = {fmt_cmp(st, clock)} ({_target(clock, st, floor)}) → **{words[c]}**",
-            **kw}
+    word = undecided_word(st["res"]) if c == "undecided" else words[c]
+    out = {"check": check, "pass": None if c == "undecided" else c == "above",
+           "outcome": c if c == "undecided" else words[c],
+           "value": st["ratio"], "ci_lo": st.get("ci_lo"), "ci_hi": st.get("ci_hi"),
+           "p": st.get("p"), "target": floor, "resolution": st.get("res"),
+           "text": f"{what} = {fmt_cmp(st, clock)} ({_target(clock, st, floor)}) → **{word}**",
+           **kw}
+    if c == "undecided":
+        out["undecided"] = True
+    return out
 
 
 def diff_verdict(r, ref, clock) -> dict:
@@ -76,6 +118,10 @@ def diff_verdict(r, ref, clock) -> dict:
            "ci_hi": st["ci_hi"], "p": st["p"]}
     if clock == VIRTUAL:
         rel = (st["ratio"] or 1.0) - 1.0
+        if within_res(abs(rel), VIRTUAL_EQUAL_REL, st.get("res")):
+            out["outcome"] = "undecided"
+            out["text"] = f"{pct:+.2f}% (ratio {fmt_cmp(st, clock)}) → {undecided_word(st['res'])}"
+            return out
         if abs(rel) < VIRTUAL_EQUAL_REL:
             out["outcome"], word = "equal", f"equal within {VIRTUAL_EQUAL_REL:.1%}"
         else:
@@ -121,7 +167,8 @@ def boot_verdicts(rows: list[dict], meta: dict, clock: str) -> dict:
     if "block035" in scen_rows:
         out["block035"] = block035_verdicts(rows, scen_rows["block035"])
     if "policies" in scen_rows:
-        out["policies"] = policies_verdicts(policy_cells(scen_rows["policies"]))
+        out["policies"] = policies_verdicts(policy_cells(scen_rows["policies"]),
+                                            scen_rows["policies"])
     if "hotpath" in scen_rows:
         out["hotpath"] = hotpath_verdicts(rows, scen_rows["hotpath"], clock)
     if "slice_cost" in scen_rows:
@@ -130,9 +177,9 @@ def boot_verdicts(rows: list[dict], meta: dict, clock: str) -> dict:
         out["slices"] = slice_verdicts(scen_rows["slices"])
     if "slice_single" in scen_rows:
         out["slice_single"] = [
-            pass_fail("single_job", r["ratio"] >= SLICE_LOSS_FLOOR,
-                      f"{r['variant']} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])} "
-                      f"(target ≥ {SLICE_LOSS_FLOOR})", variant=r["variant"], value=r["ratio"])
+            judge("single_job", r["ratio"], SLICE_LOSS_FLOOR, r.get("ratio_res"),
+                  f"{r['variant']} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])} "
+                  f"(target ≥ {SLICE_LOSS_FLOOR})", variant=r["variant"], value=r["ratio"])
             for r in scen_rows["slice_single"]
             if r["ratio"] is not None and not r["variant"].endswith("-ts0")]
     return out
@@ -152,11 +199,11 @@ def fairness_verdicts(rows, rs, meta):
         if a_b and a_f:
             r, sp = ratio_spread(a_b["iops_mean"], a_b["iops_stdev"],
                                  a_f["iops_mean"], a_f["iops_stdev"])
-            ok = r is not None and r >= FAIRNESS_TARGET_RATIO
-            v.append(pass_fail("A_borrow_over_fair", ok,
-                               f"{drv}: A IOPS borrow/fair = {fmt_ratio(r, sp)} "
-                               f"(target ≥ {FAIRNESS_TARGET_RATIO})",
-                               driver=drv, value=r, spread=sp, target=FAIRNESS_TARGET_RATIO))
+            what = f"{drv}: A IOPS borrow/fair = {fmt_ratio(r, sp)} (target ≥ {FAIRNESS_TARGET_RATIO})"
+            kw = dict(driver=drv, value=r, spread=sp, target=FAIRNESS_TARGET_RATIO)
+            v.append(pass_fail("A_borrow_over_fair", False, what, **kw) if r is None else
+                     judge("A_borrow_over_fair", r, FAIRNESS_TARGET_RATIO,
+                           ratio_res(r, a_b, a_f), what, **kw))
         else:
             warn(f"fairness/{drv}: need job A under both 'borrow' and 'fair'")
         if comp_us is None:
@@ -190,22 +237,35 @@ def block035_verdicts(rows, rs):
             warn(f"block035/{var}/{drv}: need jobs 'fast' and 'slow'")
             continue
         ok = f["iops_mean"] >= s["iops_mean"]
-        v.append(pass_fail("fast_ge_slow", ok,
-                           f"{drv}/{var}: fast {fmt_iops(f['iops_mean'])} "
-                           f"{'≥' if ok else '<'} slow {fmt_iops(s['iops_mean'])}",
-                           driver=drv, policy=var, fast=f["iops_mean"], slow=s["iops_mean"]))
+        v.append(fast_slow_verdict("fast_ge_slow", f["iops_mean"], s["iops_mean"],
+                                   ratio_res(1.0, f, s),
+                                   f"{drv}/{var}: fast {fmt_iops(f['iops_mean'])} "
+                                   f"{'≥' if ok else '<'} slow {fmt_iops(s['iops_mean'])}",
+                                   driver=drv, policy=var))
     return v
 
 
-def policies_verdicts(cells):
+def fast_slow_verdict(check, fast, slow, rel_res, text, **kw):
+    """fast ≥ slow, judged as fast / slow ≥ 1; rel_res is the ratio's
+    relative resolution."""
+    r = fast / slow if slow else float("inf")
+    res = None if rel_res is None or not slow else r * rel_res
+    return judge(check, r, 1.0, res, text, fast=fast, slow=slow, **kw)
+
+
+def policies_verdicts(cells, rows=()):
     """The issue's targets on the `policies` table (one boot's cells):
     Kuai's busy device borrow/fair, Busch's light job against its solo
     IOPS, Axboe's bandwidth split, block/035's fast >= slow, and no slow
-    hand-offs. Means decide (each a ratio of means over the rounds)."""
+    hand-offs. Means decide (each a ratio of means over the rounds); rows,
+    the boot's rows, give the figures' resolutions."""
     v = []
 
     def check(name, ok, text, **kw):
         v.append(pass_fail(name, ok, text, **kw))
+
+    def row(sub, pol, job):
+        return find_row(rows, SCEN_POLICIES, f"{sub}-{pol}", "rnull", job)
 
     def pols(sub):
         return ordered({c["policy"] for c in cells if c["sub"] == sub}, POLICY_ORDER)
@@ -213,10 +273,11 @@ def policies_verdicts(cells):
     b, f = find_cell(cells, "kuai", "borrow"), find_cell(cells, "kuai", "fair")
     if b and f and b["busy_iops"] is not None and f["busy_iops"]:
         r = b["busy_iops"] / f["busy_iops"]
-        check("kuai_borrow_over_fair", r >= FAIRNESS_TARGET_RATIO,
-              f"Kuai: busy IOPS borrow / fair = {fmt_iops(b['busy_iops'])} / "
-              f"{fmt_iops(f['busy_iops'])} = {r:.3f} (target ≥ {FAIRNESS_TARGET_RATIO})",
-              sub="kuai", value=r, target=FAIRNESS_TARGET_RATIO)
+        res = ratio_res(r, row("kuai", "borrow", b["busy_job"]), row("kuai", "fair", f["busy_job"]))
+        v.append(judge("kuai_borrow_over_fair", r, FAIRNESS_TARGET_RATIO, res,
+                       f"Kuai: busy IOPS borrow / fair = {fmt_iops(b['busy_iops'])} / "
+                       f"{fmt_iops(f['busy_iops'])} = {r:.3f} (target ≥ {FAIRNESS_TARGET_RATIO})",
+                       sub="kuai", value=r, target=FAIRNESS_TARGET_RATIO))
     elif any(c["sub"] == "kuai" for c in cells):
         warn("policies/kuai: need the busy job under both 'borrow' and 'fair'")
     for pol in pols("busch"):
@@ -226,13 +287,15 @@ def policies_verdicts(cells):
             continue
         what = (f"Busch/{pol}: light IOPS / solo = {fmt_iops(c['light_iops'])} / "
                 f"{fmt_iops(c['solo_iops'])} = {r:.3f}")
+        res = ratio_res(r, row("busch", pol, c["light_job"]), row("qd1_alone", pol, c["light_job"]))
         if pol in BUSCH_KEEP_POLICIES:
-            check("busch_keeps", r >= BUSCH_KEEP_FLOOR, f"{what} (target ≥ {BUSCH_KEEP_FLOOR})",
-                  sub="busch", policy=pol, value=r, target=BUSCH_KEEP_FLOOR)
+            v.append(judge("busch_keeps", r, BUSCH_KEEP_FLOOR, res,
+                           f"{what} (target ≥ {BUSCH_KEEP_FLOOR})",
+                           sub="busch", policy=pol, value=r, target=BUSCH_KEEP_FLOOR))
         elif pol in BUSCH_LOSE_POLICIES:
-            check("busch_loses", r <= BUSCH_LOSE_CEILING,
-                  f"{what} (must visibly lose: ≤ {BUSCH_LOSE_CEILING})",
-                  sub="busch", policy=pol, value=r, target=BUSCH_LOSE_CEILING)
+            v.append(judge("busch_loses", r, BUSCH_LOSE_CEILING, res,
+                           f"{what} (must visibly lose: ≤ {BUSCH_LOSE_CEILING})", at_most=True,
+                           sub="busch", policy=pol, value=r, target=BUSCH_LOSE_CEILING))
         else:
             v.append({"check": "busch_info", "sub": "busch", "policy": pol, "value": r,
                       "text": f"{what} (no target for {pol})"})
@@ -247,8 +310,10 @@ def policies_verdicts(cells):
             v.append({"check": "split_info", "sub": "qd32_split", "policy": pol,
                       "value": c["split"], "text": f"{what} (no target for {pol})"})
         else:
-            check("split_even", c["split"] >= SPLIT_FLOOR, f"{what} (target ≥ {SPLIT_FLOOR})",
-                  sub="qd32_split", policy=pol, value=c["split"], target=SPLIT_FLOOR)
+            res = ratio_res(c["split"], row("qd32_split", pol, a), row("qd32_split", pol, bb))
+            v.append(judge("split_even", c["split"], SPLIT_FLOOR, res,
+                           f"{what} (target ≥ {SPLIT_FLOOR})",
+                           sub="qd32_split", policy=pol, value=c["split"], target=SPLIT_FLOOR))
     for pol in pols("block035"):
         c = find_cell(cells, "block035", pol)
         fast, slow = c["jobs"].get("fast"), c["jobs"].get("slow")
@@ -256,9 +321,11 @@ def policies_verdicts(cells):
             warn(f"policies/block035-{pol}: need jobs 'fast' and 'slow'")
             continue
         ok = fast >= slow
-        check("block035_fast_ge_slow", ok,
-              f"block/035/{pol}: fast {fmt_iops(fast)} {'≥' if ok else '<'} slow {fmt_iops(slow)}",
-              sub="block035", policy=pol, fast=fast, slow=slow)
+        rel = ratio_res(1.0, row("block035", pol, "fast"), row("block035", pol, "slow"))
+        v.append(fast_slow_verdict(
+            "block035_fast_ge_slow", fast, slow, rel,
+            f"block/035/{pol}: fast {fmt_iops(fast)} {'≥' if ok else '<'} slow {fmt_iops(slow)}",
+            sub="block035", policy=pol))
     subs = ordered({c["sub"] for c in cells}, POLICIES_SUBS)
     for sub in subs:
         counted = [c for c in cells if c["sub"] == sub and c["slow_handoffs"] is not None]
@@ -327,8 +394,8 @@ def slice_verdicts(rs):
         return []
     v = []
 
-    def check(name, ok, text, **kw):
-        v.append(pass_fail(name, ok, text, **kw))
+    def check(name, r, floor, text, **kw):
+        v.append(judge(name, r["ratio"], floor, r.get("ratio_res"), text, **kw))
 
     max_nj = max(nj for _, _, nj in cells)
     slices = sorted({ts for _, ts, _ in cells if ts})
@@ -337,21 +404,21 @@ def slice_verdicts(rs):
         # revolution for every sequential write, slice or not.
         r = cells.get((wl, SLICE_GAIN_TS, max_nj)) if wl == "seqread" else None
         if r and r["ratio"] is not None:
-            check("gain", r["ratio"] >= SLICE_GAIN_TARGET,
+            check("gain", r, SLICE_GAIN_TARGET,
                   f"{wl}, {max_nj} jobs: ts{SLICE_GAIN_TS} / ts0 = "
                   f"{fmt_ratio(r['ratio'], r['ratio_spread'])} (target ≥ {SLICE_GAIN_TARGET})",
                   workload=wl, value=r["ratio"])
         for ts in slices:
             r = cells.get((wl, ts, 1))
             if r and r["ratio"] is not None:
-                check("single_job", r["ratio"] >= SLICE_LOSS_FLOOR,
+                check("single_job", r, SLICE_LOSS_FLOOR,
                       f"{wl}, 1 job: ts{ts} / ts0 = {fmt_ratio(r['ratio'], r['ratio_spread'])}"
                       f" (target ≥ {SLICE_LOSS_FLOOR})", workload=wl, ts=ts, value=r["ratio"])
     for ts in slices:
         for nj in sorted({nj for w, t, nj in cells if w == "randread" and t == ts}):
             r = cells[("randread", ts, nj)]
             if r["ratio"] is not None:
-                check("random", r["ratio"] >= SLICE_LOSS_FLOOR,
+                check("random", r, SLICE_LOSS_FLOOR,
                       f"randread, {nj} jobs: ts{ts} / ts0 = "
                       f"{fmt_ratio(r['ratio'], r['ratio_spread'])} (target ≥ {SLICE_LOSS_FLOOR})",
                       ts=ts, jobs=nj, value=r["ratio"])
@@ -361,10 +428,11 @@ def slice_verdicts(rs):
         best, ts = max(many, key=lambda x: x[0]["iops_mean"])
         frac, sp = ratio_spread(best["iops_mean"], best["iops_stdev"],
                                 one["iops_mean"], one["iops_stdev"])
-        check("cfq_level", frac is not None and frac >= SLICE_CFQ_TARGET,
-              f"seqread, {max_nj} jobs at ts{ts} (the best slice) keep "
-              f"{fmt_ratio(frac, sp)} of one job at ts0 (CFQ level: ≥ {SLICE_CFQ_TARGET})",
-              ts=ts, value=frac)
+        what = (f"seqread, {max_nj} jobs at ts{ts} (the best slice) keep "
+                f"{fmt_ratio(frac, sp)} of one job at ts0 (CFQ level: ≥ {SLICE_CFQ_TARGET})")
+        v.append(pass_fail("cfq_level", False, what, ts=ts, value=frac) if frac is None else
+                 judge("cfq_level", frac, SLICE_CFQ_TARGET, ratio_res(frac, best, one), what,
+                       ts=ts, value=frac))
     return v
 
 
