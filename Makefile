@@ -107,10 +107,10 @@ param-table: modules
 	@python3 $(SCRIPTS)/param-table.py $(TOP)/rnull/rnull.ko
 
 fmt:
-	@rustfmt --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags -name "*.rs" -not -path "*/target/*")
+	@rustfmt --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags rdisk -name "*.rs" -not -path "*/target/*")
 
 fmt-check:
-	@rustfmt --check --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags -name "*.rs" -not -path "*/target/*")
+	@rustfmt --check --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags rdisk -name "*.rs" -not -path "*/target/*")
 
 clippy: kernel
 	+$(KMAKE) CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver KRUSTFLAGS=-Dwarnings modules

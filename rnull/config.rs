@@ -5,7 +5,8 @@
 use crate::{
     kapi::param::IntParam,
     params,
-    rtags::{disk::DiskParams, policy::Policy, slice::SliceStart},
+    rdisk::{disk::DiskParams, slice::SliceStart},
+    rtags::policy::Policy,
 };
 use kernel::{prelude::*, str::CStr};
 

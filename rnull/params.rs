@@ -14,11 +14,8 @@
 
 use crate::{
     kapi::param::{module_param, ChoiceParam, IntParam, IntRange},
-    rtags::{
-        disk::{self, Limit},
-        host,
-        link::MAX_MIB_PER_S,
-    },
+    rdisk::disk::{self, Limit},
+    rtags::{host, link::MAX_MIB_PER_S},
 };
 
 /// A switch.

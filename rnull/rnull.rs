@@ -15,10 +15,11 @@
 //!   devices made at run time; [`device_data`]: per device, per hardware queue and per request
 //!   state; [`blk_ops`]: the blk-mq callbacks; [`disk_sysfs`]:
 //!   `/sys/block/rnullbN/rnull/` and `mq/<n>/time_slice_us`;
-//! * [`spindle`]: the rotational model's dispatcher, driving rtags' disk
+//! * [`spindle`]: the rotational model's dispatcher, driving rdisk's disk
 //!   model;
-//! * [`rtags`]: the shared library (tag allocator, policies, slice
-//!   scheduler, disk model).
+//! * [`rtags`]: the tag library (tag allocator, policies, bandwidth link);
+//!   [`rdisk`]: the rotational model's library (disk model, slice
+//!   scheduler).
 
 use kernel::prelude::*;
 
@@ -32,6 +33,7 @@ mod host_budget;
 mod host_budget_sysfs;
 mod kapi;
 mod params;
+pub mod rdisk;
 pub mod rtags;
 mod spindle;
 mod throttle;

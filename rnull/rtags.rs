@@ -10,8 +10,6 @@
 pub mod bitmap;
 #[path = "../rtags/src/clock.rs"]
 pub mod clock;
-#[path = "../rtags/src/disk.rs"]
-pub mod disk;
 #[path = "../rtags/src/host.rs"]
 pub mod host;
 #[path = "../rtags/src/link.rs"]
@@ -20,12 +18,6 @@ pub mod link;
 pub mod policy;
 #[path = "../rtags/src/queue.rs"]
 pub mod queue;
-#[path = "../rtags/src/seek.rs"]
-pub mod seek;
-#[path = "../rtags/src/segcache.rs"]
-pub mod segcache;
-#[path = "../rtags/src/slice.rs"]
-pub mod slice;
 #[path = "../rtags/src/sync.rs"]
 pub mod sync;
 #[path = "../rtags/src/window.rs"]

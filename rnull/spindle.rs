@@ -49,7 +49,7 @@ use crate::{
         time::now_ns,
         timer::{Fire, Timer},
     },
-    rtags::{
+    rdisk::{
         disk::{Command, Disk, DiskParams, DiskStats, ParamError},
         slice::{SliceSched, SliceStart, MAX_CTX},
     },

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make doc`: rustdoc for the driver (private items included, so the kapi
-# abstraction layer is documented) and for rtags. The driver is documented
-# with exactly the flags kbuild compiled it with, taken from its .cmd file.
-# usage: scripts/doc.sh KDIR   -> out/doc/rnull/index.html, out/doc/rtags/...
+# abstraction layer is documented) and for rtags and rdisk. The driver is
+# documented with exactly the flags kbuild compiled it with, taken from its
+# .cmd file.
+# usage: scripts/doc.sh KDIR   -> out/doc/rnull/, out/doc-rtags/, out/doc-rdisk/
 set -euo pipefail
 kdir=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +30,9 @@ done
 (cd "$kdir" && RUST_MODFILE="$top/rnull/rnull" RUSTC_BOOTSTRAP=1 /usr/bin/rustdoc "${clean[@]//\'/}" --document-private-items \
 	-Arustdoc::private_intra_doc_links -o "$out" 2>&1) | grep -v '^$' || true
 test -f "$out/rnull/index.html"
-(cd "$top/rtags" && env -u RUSTC cargo doc --quiet --no-deps --document-private-items \
-	--target-dir "$top/out/doc-rtags")
-echo "doc: $out/rnull/index.html and $top/out/doc-rtags/doc/rtags/index.html"
+for crate in rtags rdisk; do
+	(cd "$top/$crate" && env -u RUSTC cargo doc --quiet --no-deps --document-private-items \
+		--target-dir "$top/out/doc-$crate")
+	echo "doc: $top/out/doc-$crate/doc/$crate/index.html"
+done
+echo "doc: $out/rnull/index.html"

@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# Userspace tests of rtags: unit and property tests, loom models, clippy.
-# Uses the machine's rustup toolchain, not the kernel's rustc.
+# Userspace tests of the no_std crates rtags and rdisk: unit and property
+# tests, rtags' loom models, clippy on both. Uses the machine's rustup
+# toolchain, not the kernel's rustc.
 set -euo pipefail
-cd "$(dirname "$0")/../rtags"
+top=$(cd "$(dirname "$0")/.." && pwd)
 unset RUSTC RUSTFLAGS
 status=0
+
+# clippy CRATE: a pass/fail line in cargo's `test result:` form, which
+# test-all.sh counts.
+clippy() {
+	echo "== $1: clippy"
+	if (cd "$top/$1" && cargo clippy --quiet --all-targets -- -D warnings 2>&1); then
+		echo "test result: ok. 1 passed; 0 failed (clippy $1)"
+	else
+		echo "test result: FAILED. 0 passed; 1 failed (clippy $1)"
+		status=1
+	fi
+}
+
+cd "$top/rtags"
 echo "== rtags: cargo test"
 cargo test --quiet 2>&1 || status=1
 echo "== rtags: loom models"
 CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" \
 	cargo test --quiet --release --test loom --test loom_handoff --test loom_link 2>&1 || status=1
-echo "== rtags: clippy"
-if cargo clippy --quiet --all-targets -- -D warnings 2>&1; then
-	echo "test result: ok. 1 passed; 0 failed (clippy)"
-else
-	echo "test result: FAILED. 0 passed; 1 failed (clippy)"
-	status=1
-fi
+clippy rtags
+
+cd "$top/rdisk"
+echo "== rdisk: cargo test"
+cargo test --quiet 2>&1 || status=1
+clippy rdisk
 exit "$status"

@@ -13,11 +13,6 @@
 //! * [`policy`]: tag sharing policies (fair, borrow, none, lend, window).
 //! * [`host`]: the host-wide budget shared by all queues.
 //! * [`link`]: a link of limited bandwidth requests queue behind.
-//! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
-//! * [`seek`]: which software queues seek (the slice scheduler's seek history).
-//! * [`disk`]: a modelled rotational disk with a segmented read cache and
-//!   a command queue (NCQ).
-//! * [`segcache`]: the segments of the disk's read cache.
 //! * [`window`]: the `window` policy's layout and hand-off.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -25,14 +20,10 @@
 
 pub mod bitmap;
 pub mod clock;
-pub mod disk;
 pub mod host;
 pub mod link;
 pub mod policy;
 pub mod queue;
-pub mod seek;
-pub mod segcache;
-pub mod slice;
 pub mod sync;
 pub mod window;
 

@@ -426,7 +426,7 @@ impl SliceSched {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

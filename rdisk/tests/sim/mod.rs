@@ -1,17 +1,19 @@
 //! A userspace stand-in for rnull's spindle: fio jobs at iodepth 1 on a
 //! simulated clock, dispatched the way the spindle does (arrival order into
-//! the drive's queue, or rtags' slice scheduler), served by rtags' disk
+//! the drive's queue, or the slice scheduler), served by the disk
 //! model, the very code the module runs.
 //!
 //! Each job is a ctx of its own (a job pinned to its CPU) and issues its
 //! next request `turnaround` after the previous one completed: what a fio
 //! job does between `io_getevents` and `io_submit`.
 
-#[path = "rng.rs"]
+// The seeded generator of rtags' host simulation too: one splitmix64 for
+// the simulations of both crates.
+#[path = "../../../rtags/tests/sim/rng.rs"]
 mod rng;
 
-use rtags::disk::{Command, Disk, DiskParams, DiskStats};
-use rtags::slice::{SliceSched, SliceStart};
+use rdisk::disk::{Command, Disk, DiskParams, DiskStats};
+use rdisk::slice::{SliceSched, SliceStart};
 
 /// Bytes per request.
 pub const BS: u32 = 4096;

@@ -3,12 +3,11 @@
 //! request a fixed turnaround after the previous one completed (what a fio
 //! job does), the way rnull's spindle uses the scheduler.
 //!
-//! These are the claims on the model, checked deterministically:
+//! These are the claims made for time slices, checked deterministically:
 //! slices win on interleaved sequential streams, cost a single stream
 //! nothing and cost random streams little.
-#![cfg(not(loom))]
 
-use rtags::slice::{Pick, SliceSched, SliceStart};
+use rdisk::slice::{Pick, SliceSched, SliceStart};
 
 /// A switch: average seek plus half a revolution at 7200 rpm.
 const SEEK_NS: u64 = 8_000_000 + 4_166_667;

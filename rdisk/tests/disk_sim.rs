@@ -1,25 +1,24 @@
-//! Herrmann's fio table on rtags' disk model with its defaults (a 7200 rpm
+//! Herrmann's fio table on the disk model with its defaults (a 7200 rpm
 //! SATA disk of 2009-2010), through the slice scheduler, on a simulated
 //! clock (see `sim/mod.rs`).
 //!
-//! The disk is the issue's `gb=16`, each sequential job in its own region,
-//! 1 GiB apart: a switch between two jobs costs a seek over 1/16 of the
-//! stroke (4.4 ms) and a rotational wait. fio's turnaround is 25 us (+-5).
+//! The disk is 16 GiB (null_blk's `gb=16`), each sequential job in its own
+//! region, 1 GiB apart: a switch between two jobs costs a seek over 1/16 of
+//! the stroke (4.4 ms) and a rotational wait. fio's turnaround is 25 us (+-5).
 //!
 //! Herrmann's figures (Samsung HD155UI, fio 4 KiB `direct=1 iodepth=1`
 //! libaio, blk-mq): one sequential reader 20,324 IOPS; eight at
 //! `time_slice_us=0` 6,010 (0.296 of one), at 250 us 8,908.5 (1.48x);
 //! CFQ 12,651 (0.62 of one). The tests below check the model lands there;
 //! `cargo test --test disk_sim -- --nocapture` prints the whole table.
-#![cfg(not(loom))]
 
 mod sim;
 
-use rtags::slice::SliceStart;
+use rdisk::slice::SliceStart;
 
 use sim::{Outcome, Pattern, Sim};
 
-/// The issue's device: 16 GiB.
+/// The device: 16 GiB.
 const CAPACITY: u64 = 16 << 21;
 /// The slices of the table, in microseconds (0: arrival order).
 const SLICES_US: [u64; 7] = [0, 50, 250, 500, 1000, 5000, 20_000];
@@ -116,7 +115,7 @@ fn ncq_reorders_random_reads_and_seeky_ctxs_keep_it_under_slices() {
     let eight = iops(Pattern::RandRead, 8, 0);
     assert!(pct(eight, one) >= 125, "NCQ: 8 jobs {eight} vs one {one}");
     // Seeky ctxs share their slices: the drive still sees every job's
-    // request and picks the nearest (the issue: a loss of 3% at most).
+    // request and picks the nearest (a loss of 3% at most).
     for slice in SLICES_US {
         let sliced = iops(Pattern::RandRead, 8, slice);
         assert!(
