@@ -10,45 +10,14 @@
 //! libaio, blk-mq): one sequential reader 20,324 IOPS; eight at
 //! `time_slice_us=0` 6,010 (0.296 of one), at 250 us 8,908.5 (1.48x);
 //! CFQ 12,651 (0.62 of one). The tests below check the model lands there;
-//! `cargo test --test disk_sim -- --nocapture` prints the whole table.
+//! `cargo run --example herrmann_table` prints the whole table.
 
 mod sim;
 
 use rdisk::slice::SliceStart;
 
-use sim::{Outcome, Pattern, Sim};
-
-/// The device: 16 GiB.
-const CAPACITY: u64 = 16 << 21;
-/// The slices of the table, in microseconds (0: arrival order).
-const SLICES_US: [u64; 7] = [0, 50, 250, 500, 1000, 5000, 20_000];
-/// The job counts of the table.
-const JOBS: [usize; 4] = [1, 2, 4, 8];
-
-/// Herrmann: one sequential reader.
-const HERRMANN_ONE: u64 = 20_324;
-
-/// A run of `jobs` jobs of `pattern` at `slice_us`.
-fn run(pattern: Pattern, jobs: usize, slice_us: u64) -> Outcome {
-    Sim::new(CAPACITY, pattern, jobs).slice_us(slice_us).run()
-}
-
-/// IOPS of `jobs` jobs of `pattern` at `slice_us`.
-fn iops(pattern: Pattern, jobs: usize, slice_us: u64) -> u64 {
-    run(pattern, jobs, slice_us).iops()
-}
-
-/// One random reader (job 3) among seven sequential readers.
-fn mix(slice_us: u64) -> Outcome {
-    let mut s = Sim::new(CAPACITY, Pattern::SeqRead, 8).slice_us(slice_us);
-    s.jobs[3] = Pattern::RandRead;
-    s.run()
-}
-
-/// `a / b` in hundredths.
-fn pct(a: u64, b: u64) -> u64 {
-    a * 100 / b.max(1)
-}
+use sim::herrmann::{iops, mix, pct, CAPACITY, HERRMANN_ONE, SLICES_US};
+use sim::{Pattern, Sim};
 
 #[test]
 fn one_sequential_reader_matches_herrmann() {
@@ -165,45 +134,4 @@ fn runs_repeat_exactly() {
     let b = mix(250);
     assert_eq!(a.ios, b.ios);
     assert_eq!(a.latency_ns, b.latency_ns);
-}
-
-/// Prints the table (`-- --nocapture`).
-#[test]
-fn table() {
-    for (name, pattern) in [
-        ("sequential read", Pattern::SeqRead),
-        ("sequential write (write-through)", Pattern::SeqWrite),
-        ("random read", Pattern::RandRead),
-    ] {
-        println!("\n{name}, 4 KiB, iodepth 1 per job: IOPS (share of one job)");
-        print!("| jobs |");
-        for s in SLICES_US {
-            print!(" {s} us |");
-        }
-        println!("\n|---|{}", "---|".repeat(SLICES_US.len()));
-        let one = iops(pattern, 1, 0);
-        for jobs in JOBS {
-            print!("| {jobs} |");
-            for s in SLICES_US {
-                let n = iops(pattern, jobs, s);
-                print!(" {n} ({}.{:02}) |", pct(n, one) / 100, pct(n, one) % 100);
-            }
-            println!();
-        }
-    }
-    println!("\nHerrmann, sequential read: 1 job 20,324; 8 jobs at 0 us 6,010 (0.30), at 250 us 8,908.5 (0.44); CFQ 12,651 (0.62)");
-    println!("\nmix: one random reader among seven sequential readers");
-    println!("| slice | random IOPS | random p99 ms | sequential IOPS |");
-    println!("|---|---|---|---|");
-    for s in SLICES_US {
-        let o = mix(s);
-        let p99 = o.percentile_ns(3, 99);
-        println!(
-            "| {s} us | {} | {}.{} | {} |",
-            o.job_iops(3),
-            p99 / 1_000_000,
-            p99 / 100_000 % 10,
-            o.iops() - o.job_iops(3)
-        );
-    }
 }

@@ -12,6 +12,13 @@
 #[path = "../../../rtags/tests/sim/rng.rs"]
 mod rng;
 
+// Each test crate and the example use a part of it.
+#[allow(
+    dead_code,
+    reason = "shared by tests/disk_sim.rs and examples/herrmann_table.rs"
+)]
+pub mod herrmann;
+
 use rdisk::disk::{Command, Disk, DiskParams, DiskStats};
 use rdisk::slice::{SliceSched, SliceStart};
 
@@ -83,6 +90,7 @@ impl Outcome {
     }
 
     /// The `pct`th percentile latency of job `j` in ns.
+    #[allow(dead_code, reason = "only examples/herrmann_table.rs prints latencies")]
     pub fn percentile_ns(&self, j: usize, pct: u64) -> u64 {
         let mut l = self.latency_ns[j].clone();
         l.sort_unstable();
