@@ -31,6 +31,7 @@ use crate::{
     config::{clamp_poll_queues, disk_params, model_poll_queues, Config, IrqMode, Who},
     device::{Device, Registry},
     device_data::Backing,
+    errno::Errno,
     kapi::{
         badblocks::{BadBlocks, MAX_RANGES},
         configfs::{AttributeOperations, GroupOperations},
@@ -430,7 +431,7 @@ impl Settings {
                 self.submit_queues = 1;
             }
             self.poll_queues = model_poll_queues(self.poll_queues, Who(Some(dir)));
-            Some(disk_params(capacity_sectors)?)
+            Some(disk_params(capacity_sectors, Who(Some(dir)))?)
         } else {
             None
         };
@@ -484,7 +485,10 @@ impl DeviceDir {
         let device = self
             .registry
             .create(settings.index, &config, settings.host_tags, backing)
-            .inspect_err(|e| pr_err!("rnull/{}: power on failed: {e:?}\n", &*self.name))?;
+            .map_err(|e| {
+                pr_err!("rnull/{}: power on failed: {e}\n", &*self.name);
+                e.errno()
+            })?;
         // The clamped values, as null_blk shows them.
         state.settings = settings;
         state.device = Some(device);
@@ -564,9 +568,12 @@ impl DeviceDir {
             pr_err!("invalid value '{v}' for {what} while powered on: {why}; must be an integer in {min}..={cpus}\n");
             return Err(EINVAL);
         }
-        device
-            .update_queues(submit, poll)
-            .inspect_err(|e| pr_err!("{what}: changing the hardware queues to {submit} submit and {poll} poll queues failed: {e:?}\n"))?;
+        device.update_queues(submit, poll).inspect_err(|e| {
+            pr_err!(
+                "{what}: changing the hardware queues to {submit} submit and {poll} poll queues failed ({})\n",
+                Errno(*e)
+            )
+        })?;
         state.settings = next;
         Ok(())
     }
