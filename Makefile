@@ -25,15 +25,16 @@ CPUS ?= 2
 MEM ?= 1G
 export CPUS MEM
 
-.PHONY: all deps kernel modules initramfs run bench test test-debug test-rtags test-guest blktests \
-	fmt fmt-check param-table clippy doc rust-analyzer shell clean help
+.PHONY: all deps kernel modules initramfs run bench check test test-debug test-rtags test-guest \
+	blktests fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
 
 help:
 	@echo "make            build rnull/rnull.ko (deps and kernel first if missing)"
 	@echo "make run        boot the guest, load rnull, run fio on /dev/rnullb0"
-	@echo "make test       rtags cargo tests + fmt-check + selftests and quick blktests in the guest"
+	@echo "make check      everything that needs no kernel (cargo tests, loom, clippy, fmt, report tests, cargo doc)"
+	@echo "make test       make check, then clippy, the build, selftests and quick blktests in the guest"
 	@echo "make blktests   blktests' device tests on rnull + the rnull group (BLKTESTS=$(BLKTESTS))"
 	@echo "make deps       install packages and bindgen (idempotent)"
 	@echo "make kernel     build or reuse the cached kernel"
@@ -98,7 +99,12 @@ blktests: initramfs
 	@$(SCRIPTS)/initramfs-blktests.sh "$(KDIR)" "$(BLKTESTS)"
 	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
 
-# Userspace first: it is quick and needs no kernel.
+# Everything that needs no kernel; its own light dependencies only.
+check:
+	@$(SCRIPTS)/deps.sh check
+	@$(SCRIPTS)/check.sh
+
+# `check` first: it is quick and needs no kernel.
 test: deps
 	@$(SCRIPTS)/test-all.sh
 
@@ -106,11 +112,15 @@ test: deps
 param-table: modules
 	@python3 $(SCRIPTS)/param-table.py $(TOP)/rnull/rnull.ko
 
+# The driver and every crate beside it (a directory with a Cargo.toml).
+RUST_DIRS = rnull $(patsubst %/Cargo.toml,%,$(wildcard */Cargo.toml))
+RUST_SOURCES = $$(find $(RUST_DIRS) -name "*.rs" -not -path "*/target/*")
+
 fmt:
-	@rustfmt --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags -name "*.rs" -not -path "*/target/*")
+	@rustfmt --config-path $(TOP)/.rustfmt.toml $(RUST_SOURCES)
 
 fmt-check:
-	@rustfmt --check --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags -name "*.rs" -not -path "*/target/*")
+	@rustfmt --check --config-path $(TOP)/.rustfmt.toml $(RUST_SOURCES)
 
 clippy: kernel
 	+$(KMAKE) CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver KRUSTFLAGS=-Dwarnings modules
@@ -124,7 +134,7 @@ rust-analyzer: kernel
 		>$(TOP)/rust-project.json
 	@echo "rust-analyzer: wrote $(TOP)/rust-project.json"
 
-# rustdoc for the driver (its abstraction layer included) and for rtags.
+# rustdoc for the driver (its abstraction layer included) and for the crates.
 doc: modules
 	@$(SCRIPTS)/doc.sh "$(KDIR)"
 

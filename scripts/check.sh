@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `make check`: every test that needs no kernel, in order of cost; the
+# first step of `make test`.
+#   1. the userspace crates (scripts/test-rtags.sh: cargo unit and property
+#      tests, loom models, clippy)
+#   2. rustfmt --check on all Rust sources
+#   3. `unsafe` only in rnull/kapi/, each with its SAFETY comment; no import
+#      cycle among rnull's modules
+#   4. the benchmark report's unit tests
+#   5. rustdoc of the userspace crates, warnings denied
+#   6. the markdown's links and the README's length (scripts/check-links.py)
+# Prints 'N passed, N failed' last; exits non-zero if anything failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+mkdir -p out
+# shellcheck source=scripts/tally.sh
+. scripts/tally.sh
+
+scripts/test-rtags.sh 2>&1 | tee out/test-rtags.log
+count_cargo out/test-rtags.log "${PIPESTATUS[0]}"
+
+make -s fmt-check
+one "rustfmt --check" $?
+
+python3 scripts/check-unsafe.py
+one "unsafe only in rnull/kapi/, each with SAFETY" $?
+
+python3 scripts/check-imports.py >out/check-imports.log 2>&1
+irc=$?
+[ "$irc" = 0 ] || cat out/check-imports.log
+one "rnull's modules import each other without cycles" "$irc"
+
+# The system Python: the report's plots need its python3-matplotlib (the
+# PNG tests are skipped without it).
+/usr/bin/python3 -m unittest discover -s scripts/bench/report >out/test-report.log 2>&1
+count_unittest out/test-report.log $? "bench report tests"
+
+scripts/doc.sh crates >out/doc-crates.log 2>&1
+drc=$?
+[ "$drc" = 0 ] || cat out/doc-crates.log
+one "cargo doc of the userspace crates (RUSTDOCFLAGS=-Dwarnings)" "$drc"
+
+if [ -f scripts/check-links.py ]; then
+	python3 scripts/check-links.py
+	one "markdown links resolve, README within its length" $?
+else
+	echo "skip: scripts/check-links.py is not there"
+fi
+
+tally_end
