@@ -31,16 +31,33 @@ export CPUS MEM
 all: modules
 
 help:
-	@echo "make            build rnull/rnull.ko (deps and kernel first if missing)"
-	@echo "make run        boot the guest, load rnull, run fio on /dev/rnullb0"
-	@echo "make check      everything that needs no kernel (cargo tests, loom, clippy, fmt, report tests, cargo doc)"
-	@echo "make test       make check, then clippy, the build, selftests and quick blktests in the guest"
-	@echo "make blktests   blktests' device tests on rnull + the rnull group (BLKTESTS=$(BLKTESTS))"
-	@echo "make deps       install packages and bindgen (idempotent)"
-	@echo "make kernel     build or reuse the cached kernel"
-	@echo "make bench      benchmarks vs null_blk and rnull_mod, report in bench/results/"
-	@echo "make shell      interactive guest (PARAMS=... loads rnull)"
-	@echo "make fmt | fmt-check | clippy | doc | rust-analyzer | param-table"
+	@echo "Build and run:"
+	@echo "  make | make modules  build rnull/rnull.ko (deps and kernel first if missing)"
+	@echo "  make deps            install packages and bindgen (idempotent)"
+	@echo "  make kernel          build or reuse the cached kernel (~15 min cold)"
+	@echo "  make initramfs       the guest's initramfs (busybox, fio, the modules, the selftests)"
+	@echo "  make run             boot the guest, load rnull, run fio on /dev/rnullb0"
+	@echo "  make shell           interactive guest; PARAMS=\"...\" loads rnull with them"
+	@echo "Test:"
+	@echo "  make check           everything that needs no kernel (crates' tests, loom, clippy,"
+	@echo "                       rustfmt, check-*.py, report tests, cargo doc); < 3 min"
+	@echo "  make test            check, then clippy, the module build, selftests and quick"
+	@echo "                       blktests in the guest (~8 min once the kernel is built)"
+	@echo "  make test-debug      the selftests on the debug kernel (lockdep, KASAN, kmemleak;"
+	@echo "                       its first build ~20 min); RNULL_TESTS as for test-guest"
+	@echo "  make test-guest      the selftests alone; RNULL_TESTS=\"050 051\" picks some"
+	@echo "  make test-rtags      the userspace crates' cargo tests, loom and clippy"
+	@echo "  make blktests        blktests' device tests on rnull and the rnull group"
+	@echo "  make clippy | fmt | fmt-check"
+	@echo "Benchmark:"
+	@echo "  make bench           rnull against null_blk and rnull_mod, report in bench/results/"
+	@echo "                       SCENARIOS=\"peak policies ...\" ROUNDS=<n> RUNTIME=<s> CLOCK=virtual|wall"
+	@echo "                       PEAK_CPUS=\"1 4\" POLICIES_SUBS=... (scripts/bench/run.sh lists all)"
+	@echo "Other:"
+	@echo "  make doc             rustdoc of the driver and the crates in out/"
+	@echo "  make param-table     the README's parameter table from rnull.ko's .modinfo"
+	@echo "  make rust-analyzer   rust-project.json for rust-analyzer"
+	@echo "  make clean           the module build and out/"
 	@echo "Variables: KDIR=<kernel build tree>  CPUS=$(CPUS)  MEM=$(MEM)  RNULL_CACHE=<dir>"
 	@echo "  blktests: BLKTESTS=<checkout>  TESTS=\"block/003 ...\"  GROUP_TESTS=\"rnull\"  QUICK=<s>  TIMEOUT=<s>"
 
@@ -65,7 +82,8 @@ run: initramfs
 	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name run --job "$(SCRIPTS)/jobs/run.sh"
 
 # Benchmarks against C null_blk and in-tree rnull_mod in one guest:
-# make bench [CPUS=2] [ROUNDS=5] [RUNTIME=5] [SCENARIOS="peak fairness ..."]
+# make bench [CPUS=2] [ROUNDS=2] [RUNTIME=2] [SCENARIOS="peak fairness ..."]
+# (the defaults of the virtual clock; scripts/bench/run.sh has the rest)
 bench: initramfs
 	@KDIR="$(KDIR)" $(SCRIPTS)/bench/run.sh
 

@@ -9,6 +9,7 @@
 #   4. the benchmark report's unit tests
 #   5. rustdoc of the userspace crates, warnings denied
 #   6. the markdown's links and the README's length (scripts/check-links.py)
+#   7. `make help` names every target
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +31,16 @@ python3 scripts/check-imports.py >out/check-imports.log 2>&1
 irc=$?
 [ "$irc" = 0 ] || cat out/check-imports.log
 one "rnull's modules import each other without cycles" "$irc"
+
+# `make help` names every target of .PHONY (`all` is plain `make`): the
+# names are what its "  make ..." lines list before their description.
+phony=$(sed -n '/^\.PHONY:/,/^$/p' Makefile | sed 's/^\.PHONY://; s/\\//g')
+named=$(make -s help | sed -n 's/^  make \(.*\)/\1/p' | sed 's/  .*//; s/|/ /g; s/\bmake\b/ /g' | tr '\n' ' ')
+unnamed=$(for t in $phony; do
+	case " all help $named " in *" $t "*) ;; *) echo "$t" ;; esac
+done)
+[ -z "$unnamed" ] || echo "make help does not name:" $unnamed
+one "make help names every target" "$([ -z "$unnamed" ]; echo $?)"
 
 # The system Python: the report's plots need its python3-matplotlib (the
 # PNG tests are skipped without it).
