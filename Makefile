@@ -45,7 +45,8 @@ help:
 	@echo "                       blktests in the guest (~8 min once the kernel is built)"
 	@echo "  make test-debug      the selftests on the debug kernel (lockdep, KASAN, kmemleak;"
 	@echo "                       its first build ~20 min); RNULL_TESTS as for test-guest"
-	@echo "  make test-guest      the selftests alone; RNULL_TESTS=\"050 051\" picks some"
+	@echo "  make test-guest      the selftests alone; RNULL_TESTS=\"050 051\" picks some,"
+	@echo "                       RNULL_TEST_TIMEOUT=<s> overrides selftests/settings' timeout"
 	@echo "  make test-rtags      the userspace crates' cargo tests, loom and clippy"
 	@echo "  make blktests        blktests' device tests on rnull and the rnull group"
 	@echo "  make clippy | fmt | fmt-check"
@@ -92,16 +93,19 @@ test-rtags:
 
 test-guest: initramfs
 	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name selftests --job "$(SCRIPTS)/jobs/selftests.sh" \
-		--env "RNULL_TESTS=$(RNULL_TESTS)"
+		--env "RNULL_TESTS=$(RNULL_TESTS)" --env "RNULL_TEST_TIMEOUT=$(RNULL_TEST_TIMEOUT)"
 
 # The whole selftest suite on the debug kernel (lockdep, KASAN, kmemleak,
 # DEBUG_LIST, hrtimer debug objects, Rust debug assertions). Any splat, KASAN
-# report or kmemleak leak fails it. First build: about 20 minutes.
+# report or kmemleak leak fails it. First build: about 20 minutes. A test
+# may take four times selftests/settings' timeout there.
+test-debug: RNULL_TEST_TIMEOUT ?= 2400
 test-debug: deps
 	@FLAVOUR=debug $(SCRIPTS)/kernel.sh build
 	@$(MAKE) -s modules initramfs KDIR=$$(FLAVOUR=debug $(SCRIPTS)/kernel.sh dir)
 	@MEM=2G RNULL_TIMEOUT=5400 $(SCRIPTS)/qemu.sh --kdir $$(FLAVOUR=debug $(SCRIPTS)/kernel.sh dir) \
 		--name selftests-debug --job "$(SCRIPTS)/jobs/selftests.sh" --env "RNULL_TESTS=$(RNULL_TESTS)" \
+		--env "RNULL_TEST_TIMEOUT=$(RNULL_TEST_TIMEOUT)" \
 		| tee out/selftests-debug.tap; \
 	status=$${PIPESTATUS[0]}; \
 	echo "$$(grep -c '^ok ' out/selftests-debug.tap) passed, $$(grep -c '^not ok ' out/selftests-debug.tap) failed"; \

@@ -5,7 +5,8 @@
 #      tests, loom models, clippy)
 #   2. rustfmt --check on all Rust sources
 #   3. `unsafe` only in rnull/kapi/, each with its SAFETY comment; no import
-#      cycle among rnull's modules
+#      cycle among rnull's modules; selftests/config within the guest
+#      kernels' config fragments
 #   4. the benchmark report's unit tests
 #   5. rustdoc of the userspace crates, warnings denied
 #   6. the markdown's links and the README's length (scripts/check-links.py)
@@ -31,6 +32,12 @@ python3 scripts/check-imports.py >out/check-imports.log 2>&1
 irc=$?
 [ "$irc" = 0 ] || cat out/check-imports.log
 one "rnull's modules import each other without cycles" "$irc"
+
+# The guest's kernels have every option the selftests need.
+missing=$(grep '^CONFIG_' selftests/config |
+	grep -vxF -f <(cat scripts/config/base.config scripts/config/debug.config))
+[ -z "$missing" ] || echo "selftests/config: not in scripts/config/{base,debug}.config:" $missing
+one "selftests/config is in the guest kernels' config fragments" "$([ -z "$missing" ]; echo $?)"
 
 # `make help` names every target of .PHONY (`all` is plain `make`): the
 # names are what its "  make ..." lines list before their description.

@@ -50,7 +50,8 @@ one "README's parameter table matches rnull.ko's .modinfo" $?
 base=1
 if [ "$rc" = 0 ] && make -s initramfs; then
 	scripts/qemu.sh --kdir "$kdir" --name selftests --job scripts/jobs/selftests.sh \
-		--env "RNULL_TESTS=${RNULL_TESTS:-}" | tee out/selftests.tap
+		--env "RNULL_TESTS=${RNULL_TESTS:-}" --env "RNULL_TEST_TIMEOUT=${RNULL_TEST_TIMEOUT:-}" |
+		tee out/selftests.tap
 	count_tap out/selftests.tap "${PIPESTATUS[0]}"
 else
 	base=0
