@@ -25,21 +25,40 @@ CPUS ?= 2
 MEM ?= 1G
 export CPUS MEM
 
-.PHONY: all deps kernel modules initramfs run bench test test-debug test-rtags test-guest blktests \
-	fmt fmt-check param-table clippy doc rust-analyzer shell clean help
+.PHONY: all deps kernel modules initramfs run bench check test test-debug test-rtags test-guest \
+	blktests fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
 
 help:
-	@echo "make            build rnull/rnull.ko (deps and kernel first if missing)"
-	@echo "make run        boot the guest, load rnull, run fio on /dev/rnullb0"
-	@echo "make test       rtags cargo tests + fmt-check + selftests and quick blktests in the guest"
-	@echo "make blktests   blktests' device tests on rnull + the rnull group (BLKTESTS=$(BLKTESTS))"
-	@echo "make deps       install packages and bindgen (idempotent)"
-	@echo "make kernel     build or reuse the cached kernel"
-	@echo "make bench      benchmarks vs null_blk and rnull_mod, report in bench/results/"
-	@echo "make shell      interactive guest (PARAMS=... loads rnull)"
-	@echo "make fmt | fmt-check | clippy | doc | rust-analyzer | param-table"
+	@echo "Build and run:"
+	@echo "  make | make modules  build rnull/rnull.ko (deps and kernel first if missing)"
+	@echo "  make deps            install packages and bindgen (idempotent)"
+	@echo "  make kernel          build or reuse the cached kernel (~15 min cold)"
+	@echo "  make initramfs       the guest's initramfs (busybox, fio, the modules, the selftests)"
+	@echo "  make run             boot the guest, load rnull, run fio on /dev/rnullb0"
+	@echo "  make shell           interactive guest; PARAMS=\"...\" loads rnull with them"
+	@echo "Test:"
+	@echo "  make check           everything that needs no kernel (crates' tests, loom, clippy,"
+	@echo "                       rustfmt, check-*.py, report tests, cargo doc); < 3 min"
+	@echo "  make test            check, then clippy, the module build, selftests and quick"
+	@echo "                       blktests in the guest (~8 min once the kernel is built)"
+	@echo "  make test-debug      the selftests on the debug kernel (lockdep, KASAN, kmemleak;"
+	@echo "                       its first build ~20 min); RNULL_TESTS as for test-guest"
+	@echo "  make test-guest      the selftests alone; RNULL_TESTS=\"050 051\" picks some,"
+	@echo "                       RNULL_TEST_TIMEOUT=<s> overrides selftests/settings' timeout"
+	@echo "  make test-rtags      the userspace crates' cargo tests, loom and clippy"
+	@echo "  make blktests        blktests' device tests on rnull and the rnull group"
+	@echo "  make clippy | fmt | fmt-check"
+	@echo "Benchmark:"
+	@echo "  make bench           rnull against null_blk and rnull_mod, report in bench/results/"
+	@echo "                       SCENARIOS=\"peak policies ...\" ROUNDS=<n> RUNTIME=<s> CLOCK=virtual|wall"
+	@echo "                       PEAK_CPUS=\"1 4\" POLICIES_SUBS=... (scripts/bench/run.sh lists all)"
+	@echo "Other:"
+	@echo "  make doc             rustdoc of the driver and the crates in out/"
+	@echo "  make param-table     the README's parameter table from rnull.ko's .modinfo"
+	@echo "  make rust-analyzer   rust-project.json for rust-analyzer"
+	@echo "  make clean           the module build and out/"
 	@echo "Variables: KDIR=<kernel build tree>  CPUS=$(CPUS)  MEM=$(MEM)  RNULL_CACHE=<dir>"
 	@echo "  blktests: BLKTESTS=<checkout>  TESTS=\"block/003 ...\"  GROUP_TESTS=\"rnull\"  QUICK=<s>  TIMEOUT=<s>"
 
@@ -64,7 +83,8 @@ run: initramfs
 	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name run --job "$(SCRIPTS)/jobs/run.sh"
 
 # Benchmarks against C null_blk and in-tree rnull_mod in one guest:
-# make bench [CPUS=2] [ROUNDS=5] [RUNTIME=5] [SCENARIOS="peak fairness ..."]
+# make bench [CPUS=2] [ROUNDS=2] [RUNTIME=2] [SCENARIOS="peak fairness ..."]
+# (the defaults of the virtual clock; scripts/bench/run.sh has the rest)
 bench: initramfs
 	@KDIR="$(KDIR)" $(SCRIPTS)/bench/run.sh
 
@@ -73,16 +93,19 @@ test-rtags:
 
 test-guest: initramfs
 	@$(SCRIPTS)/qemu.sh --kdir "$(KDIR)" --name selftests --job "$(SCRIPTS)/jobs/selftests.sh" \
-		--env "RNULL_TESTS=$(RNULL_TESTS)"
+		--env "RNULL_TESTS=$(RNULL_TESTS)" --env "RNULL_TEST_TIMEOUT=$(RNULL_TEST_TIMEOUT)"
 
 # The whole selftest suite on the debug kernel (lockdep, KASAN, kmemleak,
 # DEBUG_LIST, hrtimer debug objects, Rust debug assertions). Any splat, KASAN
-# report or kmemleak leak fails it. First build: about 20 minutes.
+# report or kmemleak leak fails it. First build: about 20 minutes. A test
+# may take four times selftests/settings' timeout there.
+test-debug: RNULL_TEST_TIMEOUT ?= 2400
 test-debug: deps
 	@FLAVOUR=debug $(SCRIPTS)/kernel.sh build
 	@$(MAKE) -s modules initramfs KDIR=$$(FLAVOUR=debug $(SCRIPTS)/kernel.sh dir)
 	@MEM=2G RNULL_TIMEOUT=5400 $(SCRIPTS)/qemu.sh --kdir $$(FLAVOUR=debug $(SCRIPTS)/kernel.sh dir) \
 		--name selftests-debug --job "$(SCRIPTS)/jobs/selftests.sh" --env "RNULL_TESTS=$(RNULL_TESTS)" \
+		--env "RNULL_TEST_TIMEOUT=$(RNULL_TEST_TIMEOUT)" \
 		| tee out/selftests-debug.tap; \
 	status=$${PIPESTATUS[0]}; \
 	echo "$$(grep -c '^ok ' out/selftests-debug.tap) passed, $$(grep -c '^not ok ' out/selftests-debug.tap) failed"; \
@@ -98,7 +121,12 @@ blktests: initramfs
 	@$(SCRIPTS)/initramfs-blktests.sh "$(KDIR)" "$(BLKTESTS)"
 	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
 
-# Userspace first: it is quick and needs no kernel.
+# Everything that needs no kernel; its own light dependencies only.
+check:
+	@$(SCRIPTS)/deps.sh check
+	@$(SCRIPTS)/check.sh
+
+# `check` first: it is quick and needs no kernel.
 test: deps
 	@$(SCRIPTS)/test-all.sh
 
@@ -106,11 +134,15 @@ test: deps
 param-table: modules
 	@python3 $(SCRIPTS)/param-table.py $(TOP)/rnull/rnull.ko
 
+# The driver and every crate beside it (a directory with a Cargo.toml).
+RUST_DIRS = rnull $(patsubst %/Cargo.toml,%,$(wildcard */Cargo.toml))
+RUST_SOURCES = $$(find $(RUST_DIRS) -name "*.rs" -not -path "*/target/*")
+
 fmt:
-	@rustfmt --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags rdisk -name "*.rs" -not -path "*/target/*")
+	@rustfmt --config-path $(TOP)/.rustfmt.toml $(RUST_SOURCES)
 
 fmt-check:
-	@rustfmt --check --config-path $(TOP)/.rustfmt.toml $$(find rnull rtags rdisk -name "*.rs" -not -path "*/target/*")
+	@rustfmt --check --config-path $(TOP)/.rustfmt.toml $(RUST_SOURCES)
 
 clippy: kernel
 	+$(KMAKE) CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver KRUSTFLAGS=-Dwarnings modules
@@ -124,7 +156,7 @@ rust-analyzer: kernel
 		>$(TOP)/rust-project.json
 	@echo "rust-analyzer: wrote $(TOP)/rust-project.json"
 
-# rustdoc for the driver (its abstraction layer included) and for rtags.
+# rustdoc for the driver (its abstraction layer included) and for the crates.
 doc: modules
 	@$(SCRIPTS)/doc.sh "$(KDIR)"
 

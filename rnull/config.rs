@@ -3,6 +3,7 @@
 //! The configuration of one load, read once from the module parameters.
 
 use crate::{
+    errno::Errno,
     kapi::param::IntParam,
     params,
     rdisk::{disk::DiskParams, slice::SliceStart},
@@ -75,8 +76,8 @@ fn param_u32(v: i64) -> Result<u32> {
 }
 
 /// The drive's parameters, each range-checked when it was set; the
-/// constraints between them are checked here, at load.
-pub(crate) fn disk_params(capacity_sectors: u64) -> Result<DiskParams> {
+/// constraints between them are checked here, when `who` makes a model.
+pub(crate) fn disk_params(capacity_sectors: u64, who: Who<'_>) -> Result<DiskParams> {
     let v = |p: &IntParam| u32::try_from(p.get()).map_err(|_| EINVAL);
     let p = DiskParams {
         capacity_sectors,
@@ -94,11 +95,12 @@ pub(crate) fn disk_params(capacity_sectors: u64) -> Result<DiskParams> {
     };
     if let Err(e) = p.validate() {
         pr_err!(
-            "rotational_model: {e} (seek_min_us={}, seek_max_us={}, segment_kib={}, readahead_min_kib={})\n",
+            "{who}rotational_model: {e} (seek_min_us={}, seek_max_us={}, segment_kib={}, readahead_min_kib={}) ({})\n",
             p.seek_min_us,
             p.seek_max_us,
             p.segment_kib,
-            p.readahead_min_kib
+            p.readahead_min_kib,
+            Errno(EINVAL)
         );
         return Err(EINVAL);
     }
@@ -170,7 +172,7 @@ impl Config {
                 submit_queues = 1;
             }
             (
-                Some(disk_params(size_mib << 11)?),
+                Some(disk_params(size_mib << 11, Who(None))?),
                 model_poll_queues(poll_queues, Who(None)),
             )
         } else {

@@ -31,6 +31,7 @@ use crate::{
     config::{clamp_poll_queues, disk_params, model_poll_queues, Config, IrqMode, Who},
     device::{Device, Registry},
     device_data::Backing,
+    errno::Errno,
     kapi::{
         badblocks::{BadBlocks, MAX_RANGES},
         configfs::{AttributeOperations, GroupOperations},
@@ -78,8 +79,8 @@ impl AttributeOperations for Devices {
     /// them works; what does not exist is not an attribute).
     fn show(&self, _id: usize, out: &mut BufWriter<'_>) -> Result {
         let mut sep = "";
-        for spec in ATTRS.iter() {
-            write!(out, "{sep}{}", spec.name).map_err(|_| EINVAL)?;
+        for attr in TABLE.iter() {
+            write!(out, "{sep}{}", attr.name).map_err(|_| EINVAL)?;
             sep = ",";
         }
         writeln!(out).map_err(|_| EINVAL)
@@ -132,133 +133,206 @@ struct DirState {
     store: Option<Arc<PageStore>>,
 }
 
-/// The attributes of a device directory, in [`ATTRS`] order.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Attr {
-    Badblocks,
-    BadblocksOnce,
-    BadblocksPartialIo,
-    Blocking,
-    Blocksize,
-    CacheSize,
-    CompletionNsec,
-    Discard,
-    Fua,
-    HostTags,
-    HwQueueDepth,
-    Index,
-    Irqmode,
-    MaxSectors,
-    Mbps,
-    MemoryBacked,
-    NoSched,
-    PollQueues,
+/// One attribute of a device directory.
+struct Attribute {
+    name: &'static CStr,
+    kind: Kind,
+}
+
+/// How an attribute is read and written.
+enum Kind {
+    /// A number kept in [`Settings`].
+    Setting(Setting),
+    /// `power`: 1 creates the device from the settings, 0 removes it.
     Power,
-    Rotational,
-    RotationalModel,
-    SharedTags,
-    Size,
-    SubmitQueues,
-    TimeSliceUs,
+    /// `badblocks`: a table of bad ranges, changed at any time.
+    BadBlocks,
 }
 
-/// `Attr` by index in [`ATTRS`].
-const KINDS: [Attr; 25] = [
-    Attr::Badblocks,
-    Attr::BadblocksOnce,
-    Attr::BadblocksPartialIo,
-    Attr::Blocking,
-    Attr::Blocksize,
-    Attr::CacheSize,
-    Attr::CompletionNsec,
-    Attr::Discard,
-    Attr::Fua,
-    Attr::HostTags,
-    Attr::HwQueueDepth,
-    Attr::Index,
-    Attr::Irqmode,
-    Attr::MaxSectors,
-    Attr::Mbps,
-    Attr::MemoryBacked,
-    Attr::NoSched,
-    Attr::PollQueues,
-    Attr::Power,
-    Attr::Rotational,
-    Attr::RotationalModel,
-    Attr::SharedTags,
-    Attr::Size,
-    Attr::SubmitQueues,
-    Attr::TimeSliceUs,
-];
-
-/// A read-write attribute.
-const fn rw(name: &'static CStr) -> FileSpec {
-    FileSpec { name, mode: 0o644 }
+/// A setting: its values, how it is shown and set, and what a write does
+/// while the device is powered on.
+struct Setting {
+    /// The values a write may give: the module parameter's range.
+    range: fn() -> &'static IntRange,
+    /// The value shown.
+    get: fn(&DirState) -> i64,
+    /// Takes a value `range` accepted.
+    set: fn(&mut Settings, i64) -> Result,
+    /// While powered on: fixed (`EBUSY`, null_blk's rule), or the live
+    /// hardware queue counts.
+    powered: Powered,
+    /// Why the load refuses a value its range accepts, if it does.
+    refuse: Option<fn(&Registry, i64) -> Option<&'static str>>,
 }
 
-/// The files of a device directory, in [`KINDS`] order (alphabetical, as
-/// `features` lists them).
-const ATTRS: [FileSpec; 25] = [
-    rw(c_str!("badblocks")),
-    rw(c_str!("badblocks_once")),
-    rw(c_str!("badblocks_partial_io")),
-    rw(c_str!("blocking")),
-    rw(c_str!("blocksize")),
-    rw(c_str!("cache_size")),
-    rw(c_str!("completion_nsec")),
-    rw(c_str!("discard")),
-    rw(c_str!("fua")),
-    rw(c_str!("host_tags")),
-    rw(c_str!("hw_queue_depth")),
-    rw(c_str!("index")),
-    rw(c_str!("irqmode")),
-    rw(c_str!("max_sectors")),
-    rw(c_str!("mbps")),
-    rw(c_str!("memory_backed")),
-    rw(c_str!("no_sched")),
-    rw(c_str!("poll_queues")),
-    rw(c_str!("power")),
-    rw(c_str!("rotational")),
-    rw(c_str!("rotational_model")),
-    rw(c_str!("shared_tags")),
-    rw(c_str!("size")),
-    rw(c_str!("submit_queues")),
-    rw(c_str!("time_slice_us")),
-];
+/// What a write to a setting does while the device is powered on.
+#[derive(Clone, Copy)]
+enum Powered {
+    /// Refused with `EBUSY`.
+    Busy,
+    /// Changes the device's hardware queues ([`DeviceDir::update_queues`]).
+    Queues,
+}
 
-impl Attr {
-    /// The values a write may give it: the module parameter's range where
-    /// there is one; `None` for `badblocks`, which takes ranges.
-    fn range(self) -> Option<&'static IntRange> {
-        Some(match self {
-            Attr::Badblocks => return None,
-            Attr::Blocksize => params::BS.range(),
-            Attr::CacheSize => params::CACHE_SIZE.range(),
-            Attr::CompletionNsec => params::COMPLETION_NSEC.range(),
-            Attr::HwQueueDepth => params::HW_QUEUE_DEPTH.range(),
-            Attr::Index => &params::INDEX,
-            Attr::Irqmode => params::IRQMODE.range(),
-            Attr::MaxSectors => params::MAX_SECTORS.range(),
-            Attr::Mbps => params::MBPS.range(),
-            Attr::PollQueues => params::POLL_QUEUES.range(),
-            Attr::Size => &params::SIZE_MIB,
-            Attr::SubmitQueues => params::SUBMIT_QUEUES.range(),
-            Attr::TimeSliceUs => params::TIME_SLICE_US.range(),
-            Attr::BadblocksOnce
-            | Attr::BadblocksPartialIo
-            | Attr::Blocking
-            | Attr::Discard
-            | Attr::Fua
-            | Attr::HostTags
-            | Attr::MemoryBacked
-            | Attr::NoSched
-            | Attr::Power
-            | Attr::Rotational
-            | Attr::RotationalModel
-            | Attr::SharedTags => &params::BOOL,
-        })
+/// A flag (0 or 1) kept in `Settings::$field`, fixed while powered on.
+macro_rules! flag {
+    ($field:ident) => {
+        Setting {
+            range: || &params::BOOL,
+            get: |s| i64::from(s.settings.$field),
+            set: |s, v| {
+                s.$field = v != 0;
+                Ok(())
+            },
+            powered: Powered::Busy,
+            refuse: None,
+        }
+    };
+}
+
+/// A number in `$range` kept in `Settings::$field` (of the field's type),
+/// fixed while powered on.
+macro_rules! number {
+    ($field:ident, $range:expr) => {
+        Setting {
+            range: || $range,
+            get: |s| s.settings.$field as i64,
+            set: |s, v| {
+                s.$field = v.try_into().map_err(|_| EINVAL)?;
+                Ok(())
+            },
+            powered: Powered::Busy,
+            refuse: None,
+        }
+    };
+}
+
+/// The attribute `name` holding `setting`.
+const fn setting(name: &'static CStr, setting: Setting) -> Attribute {
+    Attribute {
+        name,
+        kind: Kind::Setting(setting),
     }
 }
+
+/// `host_tags=1` needs the load's host budget.
+fn needs_host(registry: &Registry, v: i64) -> Option<&'static str> {
+    (v != 0 && registry.host.is_none())
+        .then_some("there is no host budget (load rnull with host_queue_depth)")
+}
+
+/// The attributes of a device directory, alphabetical (as `features`
+/// lists them); an attribute's index here is its id.
+const TABLE: [Attribute; 25] = [
+    Attribute {
+        name: c_str!("badblocks"),
+        kind: Kind::BadBlocks,
+    },
+    setting(c_str!("badblocks_once"), flag!(badblocks_once)),
+    setting(c_str!("badblocks_partial_io"), flag!(badblocks_partial_io)),
+    setting(c_str!("blocking"), flag!(blocking)),
+    setting(c_str!("blocksize"), number!(blocksize, params::BS.range())),
+    setting(
+        c_str!("cache_size"),
+        number!(cache_size_mib, params::CACHE_SIZE.range()),
+    ),
+    setting(
+        c_str!("completion_nsec"),
+        number!(completion_nsec, params::COMPLETION_NSEC.range()),
+    ),
+    setting(c_str!("discard"), flag!(discard)),
+    setting(c_str!("fua"), flag!(fua)),
+    setting(
+        c_str!("host_tags"),
+        Setting {
+            refuse: Some(needs_host),
+            ..flag!(host_tags)
+        },
+    ),
+    setting(
+        c_str!("hw_queue_depth"),
+        number!(hw_queue_depth, params::HW_QUEUE_DEPTH.range()),
+    ),
+    // -1: the lowest free index at power on; a running device shows its own.
+    setting(
+        c_str!("index"),
+        Setting {
+            range: || &params::INDEX,
+            get: |s| match &s.device {
+                Some(d) => d.index().into(),
+                None => s.settings.index.map_or(-1, i64::from),
+            },
+            set: |s, v| {
+                s.index = u32::try_from(v).ok();
+                Ok(())
+            },
+            powered: Powered::Busy,
+            refuse: None,
+        },
+    ),
+    setting(
+        c_str!("irqmode"),
+        Setting {
+            range: || params::IRQMODE.range(),
+            get: |s| s.settings.irqmode as i64,
+            set: |s, v| {
+                s.irqmode = match v {
+                    0 => IrqMode::None,
+                    1 => IrqMode::Softirq,
+                    _ => IrqMode::Timer,
+                };
+                Ok(())
+            },
+            powered: Powered::Busy,
+            refuse: None,
+        },
+    ),
+    setting(
+        c_str!("max_sectors"),
+        number!(max_sectors, params::MAX_SECTORS.range()),
+    ),
+    setting(c_str!("mbps"), number!(mbps, params::MBPS.range())),
+    setting(c_str!("memory_backed"), flag!(memory_backed)),
+    setting(c_str!("no_sched"), flag!(no_sched)),
+    setting(
+        c_str!("poll_queues"),
+        Setting {
+            powered: Powered::Queues,
+            ..number!(poll_queues, params::POLL_QUEUES.range())
+        },
+    ),
+    Attribute {
+        name: c_str!("power"),
+        kind: Kind::Power,
+    },
+    setting(c_str!("rotational"), flag!(rotational)),
+    setting(c_str!("rotational_model"), flag!(rotational_model)),
+    setting(c_str!("shared_tags"), flag!(shared_tags)),
+    setting(c_str!("size"), number!(size_mib, &params::SIZE_MIB)),
+    setting(
+        c_str!("submit_queues"),
+        Setting {
+            powered: Powered::Queues,
+            ..number!(submit_queues, params::SUBMIT_QUEUES.range())
+        },
+    ),
+    setting(
+        c_str!("time_slice_us"),
+        number!(time_slice_us, params::TIME_SLICE_US.range()),
+    ),
+];
+
+/// The file specs of [`TABLE`], for [`AttributeOperations::ATTRS`]: every
+/// attribute is read-write.
+const ATTRS: [FileSpec; TABLE.len()] = {
+    let mut files = [FileSpec::new(c_str!(""), 0); TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        files[i] = FileSpec::new(TABLE[i].name, 0o644);
+        i += 1;
+    }
+    files
+};
 
 /// `configfs rnull/<dir>/<attribute>`, in log lines.
 struct AttrName<'a>(&'a CStr, &'a CStr);
@@ -331,82 +405,6 @@ impl Settings {
         }
     }
 
-    /// The value of `attr` (`index`: -1 for the lowest free one).
-    fn get(&self, attr: Attr) -> i64 {
-        let b = i64::from;
-        match attr {
-            // Not a number: shown by `BadBlocks::show`.
-            Attr::Badblocks => 0,
-            Attr::BadblocksOnce => b(self.badblocks_once),
-            Attr::BadblocksPartialIo => b(self.badblocks_partial_io),
-            Attr::Blocking => b(self.blocking),
-            Attr::Blocksize => self.blocksize.into(),
-            Attr::CacheSize => self.cache_size_mib as i64,
-            Attr::CompletionNsec => self.completion_nsec as i64,
-            Attr::Discard => b(self.discard),
-            Attr::Fua => b(self.fua),
-            Attr::HostTags => b(self.host_tags),
-            Attr::HwQueueDepth => self.hw_queue_depth.into(),
-            Attr::Index => self.index.map_or(-1, i64::from),
-            Attr::Irqmode => self.irqmode as i64,
-            Attr::MaxSectors => self.max_sectors.into(),
-            Attr::Mbps => self.mbps as i64,
-            Attr::MemoryBacked => b(self.memory_backed),
-            Attr::NoSched => b(self.no_sched),
-            Attr::PollQueues => self.poll_queues.into(),
-            Attr::Power => 0,
-            Attr::Rotational => b(self.rotational),
-            Attr::RotationalModel => b(self.rotational_model),
-            Attr::SharedTags => b(self.shared_tags),
-            Attr::Size => self.size_mib as i64,
-            Attr::SubmitQueues => self.submit_queues.into(),
-            Attr::TimeSliceUs => self.time_slice_us as i64,
-        }
-    }
-
-    /// Sets `attr` to `v`, which its range accepted.
-    fn set(&mut self, attr: Attr, v: i64) -> Result {
-        let u32v = || u32::try_from(v).map_err(|_| EINVAL);
-        let u64v = || u64::try_from(v).map_err(|_| EINVAL);
-        let on = v != 0;
-        match attr {
-            // Not a setting: changed by `DeviceDir::store_badblocks`.
-            Attr::Badblocks => {}
-            Attr::BadblocksOnce => self.badblocks_once = on,
-            Attr::BadblocksPartialIo => self.badblocks_partial_io = on,
-            Attr::Blocking => self.blocking = on,
-            Attr::Blocksize => self.blocksize = u32v()?,
-            Attr::CacheSize => self.cache_size_mib = u64v()?,
-            Attr::CompletionNsec => self.completion_nsec = u64v()?,
-            Attr::Discard => self.discard = on,
-            Attr::Fua => self.fua = on,
-            Attr::HostTags => self.host_tags = on,
-            Attr::HwQueueDepth => self.hw_queue_depth = u32v()?,
-            Attr::Index => self.index = u32::try_from(v).ok(),
-            Attr::Irqmode => {
-                self.irqmode = match v {
-                    0 => IrqMode::None,
-                    1 => IrqMode::Softirq,
-                    _ => IrqMode::Timer,
-                }
-            }
-            Attr::MaxSectors => self.max_sectors = u32v()?,
-            Attr::Mbps => self.mbps = u64v()?,
-            Attr::MemoryBacked => self.memory_backed = on,
-            Attr::NoSched => self.no_sched = on,
-            Attr::PollQueues => self.poll_queues = u32v()?,
-            // Power is not a setting.
-            Attr::Power => {}
-            Attr::Rotational => self.rotational = on,
-            Attr::RotationalModel => self.rotational_model = on,
-            Attr::SharedTags => self.shared_tags = on,
-            Attr::Size => self.size_mib = u64v()?,
-            Attr::SubmitQueues => self.submit_queues = u32v()?,
-            Attr::TimeSliceUs => self.time_slice_us = u64v()?,
-        }
-        Ok(())
-    }
-
     /// The configuration of the device these settings make, on top of the
     /// load's `base` (request timeout, fault injection, slice start and
     /// the model's parameters come from the module parameters). Clamps
@@ -433,7 +431,7 @@ impl Settings {
                 self.submit_queues = 1;
             }
             self.poll_queues = model_poll_queues(self.poll_queues, Who(Some(dir)));
-            Some(disk_params(capacity_sectors)?)
+            Some(disk_params(capacity_sectors, Who(Some(dir)))?)
         } else {
             None
         };
@@ -487,7 +485,10 @@ impl DeviceDir {
         let device = self
             .registry
             .create(settings.index, &config, settings.host_tags, backing)
-            .inspect_err(|e| pr_err!("rnull/{}: power on failed: {e:?}\n", &*self.name))?;
+            .map_err(|e| {
+                pr_err!("rnull/{}: power on failed: {e}\n", &*self.name);
+                e.errno()
+            })?;
         // The clamped values, as null_blk shows them.
         state.settings = settings;
         state.device = Some(device);
@@ -532,25 +533,22 @@ fn parse_badblocks(input: &[u8]) -> Option<BadBlocksOp> {
 }
 
 impl DeviceDir {
-    /// A write to `submit_queues` or `poll_queues` (`attr`) while powered
-    /// on: changes the device's hardware queues, as null_blk's, on the
-    /// device's own tag set only; a value over the possible CPUs is
-    /// refused (not clamped, as null_blk).
+    /// A write of `v` to `setting` (`submit_queues` or `poll_queues`)
+    /// while powered on: changes the device's hardware queues, as
+    /// null_blk's, on the device's own tag set only; a value over the
+    /// possible CPUs is refused (not clamped, as null_blk).
     fn update_queues(
         &self,
         state: &mut DirState,
-        attr: Attr,
+        setting: &Setting,
         v: i64,
         what: &AttrName<'_>,
     ) -> Result {
+        let mut next = state.settings;
+        (setting.set)(&mut next, v)?;
+        let (submit, poll) = (next.submit_queues, next.poll_queues);
         let v = u32::try_from(v).map_err(|_| EINVAL)?;
         let s = &state.settings;
-        let (mut submit, mut poll) = (s.submit_queues, s.poll_queues);
-        if attr == Attr::SubmitQueues {
-            submit = v;
-        } else {
-            poll = v;
-        }
         let device = state.device.as_mut().ok_or(EINVAL)?;
         let cpus = possible_cpus();
         let refused = if s.shared_tags {
@@ -565,15 +563,18 @@ impl DeviceDir {
             None
         };
         if let Some(why) = refused {
-            pr_err!("invalid value '{v}' for {what} while powered on: {why}; must be an integer in {}..={cpus}\n",
-                u8::from(attr == Attr::SubmitQueues));
+            // The range's low end: 1 for submit_queues, 0 for poll_queues.
+            let min = u8::from(!(setting.range)().accepts(0));
+            pr_err!("invalid value '{v}' for {what} while powered on: {why}; must be an integer in {min}..={cpus}\n");
             return Err(EINVAL);
         }
-        device
-            .update_queues(submit, poll)
-            .inspect_err(|e| pr_err!("{what}: changing the hardware queues to {submit} submit and {poll} poll queues failed: {e:?}\n"))?;
-        state.settings.submit_queues = submit;
-        state.settings.poll_queues = poll;
+        device.update_queues(submit, poll).inspect_err(|e| {
+            pr_err!(
+                "{what}: changing the hardware queues to {submit} submit and {poll} poll queues failed ({})\n",
+                Errno(*e)
+            )
+        })?;
+        state.settings = next;
         Ok(())
     }
 
@@ -608,42 +609,37 @@ impl AttributeOperations for DeviceDir {
     const ATTRS: &'static [FileSpec] = &ATTRS;
 
     fn show(&self, id: usize, out: &mut BufWriter<'_>) -> Result {
-        let attr = *KINDS.get(id).ok_or(EINVAL)?;
-        if attr == Attr::Badblocks {
-            return self.badblocks.show(out);
-        }
-        let state = self.state.lock();
-        let v = match (attr, &state.device) {
-            (Attr::Power, d) => i64::from(d.is_some()),
-            (Attr::Index, Some(d)) => d.index().into(),
-            _ => state.settings.get(attr),
+        let v = match &TABLE.get(id).ok_or(EINVAL)?.kind {
+            Kind::BadBlocks => return self.badblocks.show(out),
+            Kind::Power => i64::from(self.state.lock().device.is_some()),
+            Kind::Setting(setting) => (setting.get)(&self.state.lock()),
         };
         writeln!(out, "{v}").map_err(|_| EINVAL)
     }
 
     fn store(&self, id: usize, input: &[u8]) -> Result {
-        let (attr, spec) = KINDS.get(id).zip(ATTRS.get(id)).ok_or(EINVAL)?;
-        let what = AttrName(&self.name, spec.name);
-        let Some(range) = attr.range() else {
-            return self.store_badblocks(&what, input);
+        let attr = TABLE.get(id).ok_or(EINVAL)?;
+        let what = AttrName(&self.name, attr.name);
+        let setting = match &attr.kind {
+            Kind::BadBlocks => return self.store_badblocks(&what, input),
+            Kind::Power => {
+                let on = params::BOOL.parse(&what, input)? != 0;
+                return self.set_power(&mut self.state.lock(), on);
+            }
+            Kind::Setting(setting) => setting,
         };
-        let v = range.parse(&what, input)?;
+        let v = (setting.range)().parse(&what, input)?;
         let mut state = self.state.lock();
-        if *attr == Attr::Power {
-            return self.set_power(&mut state, v != 0);
-        }
         if state.device.is_some() {
-            return match attr {
-                Attr::SubmitQueues | Attr::PollQueues => {
-                    self.update_queues(&mut state, *attr, v, &what)
-                }
-                _ => Err(EBUSY),
+            return match setting.powered {
+                Powered::Busy => Err(EBUSY),
+                Powered::Queues => self.update_queues(&mut state, setting, v, &what),
             };
         }
-        if *attr == Attr::HostTags && v != 0 && self.registry.host.is_none() {
-            pr_err!("invalid value 1 for {what}: there is no host budget (load rnull with host_queue_depth)\n");
+        if let Some(why) = setting.refuse.and_then(|refuse| refuse(&self.registry, v)) {
+            pr_err!("invalid value {v} for {what}: {why}\n");
             return Err(EINVAL);
         }
-        state.settings.set(*attr, v)
+        (setting.set)(&mut state.settings, v)
     }
 }

@@ -11,6 +11,7 @@
 use crate::{
     config::Config,
     device_data::{Backing, DeviceData, RNullOps},
+    errno::Errno,
     host_budget::{Host, HostMember},
     kapi::{
         disk::{Disk, DiskBuilder},
@@ -58,6 +59,92 @@ fn tagset_config(config: &Config) -> TagSetConfig {
     }
 }
 
+/// Why [`Registry::create`] made no device, for the caller's log line.
+pub(crate) enum CreateError {
+    /// The index asked for is another device's.
+    IndexTaken(u32),
+    /// Every index is taken.
+    NoFreeIndex,
+    /// `shared_tags=1` with a queue shape other than the module-wide tag
+    /// set's: the device's, then the set's.
+    SharedShape(Shape, Shape),
+    /// Allocating or registering the device failed.
+    Failed(Error),
+}
+
+impl From<Error> for CreateError {
+    fn from(e: Error) -> Self {
+        Self::Failed(e)
+    }
+}
+
+impl CreateError {
+    /// The errno the caller returns.
+    pub(crate) fn errno(&self) -> Error {
+        match self {
+            Self::IndexTaken(_) => EEXIST,
+            Self::NoFreeIndex => ENOSPC,
+            Self::SharedShape(..) => EINVAL,
+            Self::Failed(e) => *e,
+        }
+    }
+}
+
+/// The cause, then the errno: `index 5 is taken: rnullb5 exists (-EEXIST)`.
+impl core::fmt::Display for CreateError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::IndexTaken(i) => write!(f, "index {i} is taken: rnullb{i} exists ")?,
+            Self::NoFreeIndex => write!(f, "no free index: {MAX_DEVICES} devices exist ")?,
+            Self::SharedShape(wanted, shared) => write!(
+                f,
+                "shared_tags=1 uses the module-wide tag set ({shared}, from the module parameters); this device has {wanted} "
+            )?,
+            // No cause of rnull's own: the errno says it.
+            Self::Failed(e) => return write!(f, "{}", Errno(*e)),
+        }
+        write!(f, "({})", Errno(self.errno()))
+    }
+}
+
+/// What a device's tag set must share with the module-wide one to use it.
+#[derive(PartialEq, Eq)]
+pub(crate) struct Shape {
+    submit_queues: u32,
+    poll_queues: u32,
+    hw_queue_depth: u32,
+    blocking: bool,
+    no_sched: bool,
+}
+
+impl Shape {
+    /// The shape of a tag set configured as `t`.
+    fn of(t: &TagSetConfig) -> Self {
+        Self {
+            submit_queues: t.nr_hw_queues,
+            poll_queues: t.poll_queues,
+            hw_queue_depth: t.queue_depth,
+            blocking: t.blocking,
+            no_sched: t.no_sched,
+        }
+    }
+}
+
+/// As the parameters are spelled: `submit_queues=1 poll_queues=1 ...`.
+impl core::fmt::Display for Shape {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}",
+            self.submit_queues,
+            self.poll_queues,
+            self.hw_queue_depth,
+            u8::from(self.blocking),
+            u8::from(self.no_sched)
+        )
+    }
+}
+
 impl Registry {
     /// No device yet.
     pub(crate) fn new(config: &Config, host: Option<Arc<Host>>) -> Result<Arc<Self>> {
@@ -80,10 +167,13 @@ impl Registry {
         let n = self.config.nr_devices;
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
-            devices.push(
-                self.create(Some(index), &self.config, true, Backing::default())?,
-                GFP_KERNEL,
-            )?;
+            let device = self
+                .create(Some(index), &self.config, true, Backing::default())
+                .map_err(|e| {
+                    pr_err!("rnullb{index}: {e}\n");
+                    e.errno()
+                })?;
+            devices.push(device, GFP_KERNEL)?;
         }
         Ok(devices)
     }
@@ -98,10 +188,10 @@ impl Registry {
         config: &Config,
         host_tags: bool,
         backing: Backing,
-    ) -> Result<Device> {
+    ) -> Result<Device, CreateError> {
         let slot = self.take_index(index)?;
         let tagset = if config.shared_tags {
-            self.shared_tagset(slot.index, config)?
+            self.shared_tagset(config)?
         } else {
             Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
         };
@@ -116,20 +206,16 @@ impl Registry {
     }
 
     /// Reserves `index`, or the lowest free index.
-    fn take_index(self: &Arc<Self>, index: Option<u32>) -> Result<IndexSlot> {
+    fn take_index(self: &Arc<Self>, index: Option<u32>) -> Result<IndexSlot, CreateError> {
         let mut state = self.state.lock();
         let index = match index {
-            Some(i) if i >= MAX_DEVICES => return Err(EINVAL),
-            Some(i) if state.used & (1 << i) != 0 => {
-                pr_err!("index {i} is taken: rnullb{i} exists\n");
-                return Err(EEXIST);
-            }
+            Some(i) if i >= MAX_DEVICES => return Err(EINVAL.into()),
+            Some(i) if state.used & (1 << i) != 0 => return Err(CreateError::IndexTaken(i)),
             Some(i) => i,
             None => {
                 let i = (!state.used).trailing_zeros();
                 if i >= MAX_DEVICES {
-                    pr_err!("no free index: {MAX_DEVICES} devices exist\n");
-                    return Err(ENOSPC);
+                    return Err(CreateError::NoFreeIndex);
                 }
                 i
             }
@@ -142,37 +228,12 @@ impl Registry {
     }
 
     /// The module-wide tag set, made from the module parameters on first
-    /// use. `config` (device `index`'s) must agree with it.
-    fn shared_tagset(&self, index: u32, config: &Config) -> Result<Arc<TagSet<RNullOps>>> {
+    /// use. `config` must agree with it.
+    fn shared_tagset(&self, config: &Config) -> Result<Arc<TagSet<RNullOps>>, CreateError> {
         let shared = tagset_config(&self.config);
-        let wanted = tagset_config(config);
-        if (
-            wanted.nr_hw_queues,
-            wanted.poll_queues,
-            wanted.queue_depth,
-            wanted.blocking,
-            wanted.no_sched,
-        ) != (
-            shared.nr_hw_queues,
-            shared.poll_queues,
-            shared.queue_depth,
-            shared.blocking,
-            shared.no_sched,
-        ) {
-            pr_err!(
-                "rnullb{index}: shared_tags=1 uses the module-wide tag set (submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}, from the module parameters); this device has submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}\n",
-                shared.nr_hw_queues,
-                shared.poll_queues,
-                shared.queue_depth,
-                u8::from(shared.blocking),
-                u8::from(shared.no_sched),
-                wanted.nr_hw_queues,
-                wanted.poll_queues,
-                wanted.queue_depth,
-                u8::from(wanted.blocking),
-                u8::from(wanted.no_sched),
-            );
-            return Err(EINVAL);
+        let (wanted, module) = (Shape::of(&tagset_config(config)), Shape::of(&shared));
+        if wanted != module {
+            return Err(CreateError::SharedShape(wanted, module));
         }
         let mut state = self.state.lock();
         if let Some(t) = &state.shared {

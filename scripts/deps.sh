@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install what building, booting and testing rnull needs (with the
-# argument qemu-build: what building the benchmark's QEMU needs). Idempotent: a
-# package or tool that is already there is left alone, so this is cheap to
-# run before every top-level target.
+# argument qemu-build: what building the benchmark's QEMU needs; with check:
+# what `make check` needs, no kernel). Idempotent: a package or tool that is
+# already there is left alone, so this is cheap to run before every
+# top-level target.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +27,9 @@ if [ "${1:-}" = qemu-build ]; then
 	packages=(dpkg-dev patch xz-utils python3 ninja-build meson pkg-config gcc libglib2.0-dev
 		libpixman-1-dev libfdt-dev zlib1g-dev qemu-system-x86 qemu-system-data)
 fi
+# `deps.sh check`: the system Python (the report's tests); the crates'
+# toolchain is rustup's, below.
+[ "${1:-}" = check ] && packages=(python3)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -43,6 +47,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 [ "${1:-}" = qemu-build ] && exit 0
+
+if [ "${1:-}" = check ]; then
+	command -v cargo >/dev/null || { echo "deps: make check needs cargo (rustup)" >&2; exit 1; }
+	rustfmt --version >/dev/null 2>&1 || rustup component add rustfmt
+	cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+	exit 0
+fi
 
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "bindgen $BINDGEN_VERSION"; then
 	echo "deps: installing bindgen-cli $BINDGEN_VERSION into $BINDGEN_ROOT"

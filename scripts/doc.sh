@@ -1,13 +1,34 @@
 #!/usr/bin/env bash
 # `make doc`: rustdoc for the driver (private items included, so the kapi
-# abstraction layer is documented) and for rtags and rdisk. The driver is
-# documented with exactly the flags kbuild compiled it with, taken from its
-# .cmd file.
-# usage: scripts/doc.sh KDIR   -> out/doc/rnull/, out/doc-rtags/, out/doc-rdisk/
+# abstraction layer is documented) and for the userspace crates. The driver
+# is documented with exactly the flags kbuild compiled it with, taken from
+# its .cmd file. The crates' warnings are errors.
+# usage: scripts/doc.sh KDIR     -> out/doc/rnull/index.html, out/doc-<crate>/doc/...
+#        scripts/doc.sh crates   the userspace crates only (`make check`; no kernel)
 set -euo pipefail
-kdir=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 out="$top/out/doc"
+
+# crates: rustdoc of each crate with a Cargo.toml at the top (rtags and
+# its siblings), with the machine's toolchain (not the kernel's rustc).
+# Private items are documented, so a link to one resolves: that lint is the
+# only one allowed, as for the driver.
+crates() {
+	local toml dir
+	for toml in "$top"/*/Cargo.toml; do
+		[ -f "$toml" ] || continue
+		dir=$(dirname "$toml")
+		(cd "$dir" && env -u RUSTC RUSTDOCFLAGS="-Dwarnings -Arustdoc::private_intra_doc_links" cargo doc --quiet --no-deps \
+			--document-private-items --target-dir "$top/out/doc-$(basename "$dir")")
+		echo "doc: $top/out/doc-$(basename "$dir")/doc/$(basename "$dir")/index.html"
+	done
+}
+
+case "${1:-}" in
+"") echo "usage: scripts/doc.sh KDIR | crates" >&2; exit 2 ;;
+crates) crates; exit 0 ;;
+esac
+kdir=$1
 mkdir -p "$out"
 cmd=$(sed -n 's/^savedcmd_.*rnull\.o := //p' "$top/rnull/.rnull.o.cmd" | sed 's/ ; .*//')
 # Keep the compiler flags, drop the compiler, outputs and codegen-only flags.
@@ -30,9 +51,5 @@ done
 (cd "$kdir" && RUST_MODFILE="$top/rnull/rnull" RUSTC_BOOTSTRAP=1 /usr/bin/rustdoc "${clean[@]//\'/}" --document-private-items \
 	-Arustdoc::private_intra_doc_links -o "$out" 2>&1) | grep -v '^$' || true
 test -f "$out/rnull/index.html"
-for crate in rtags rdisk; do
-	(cd "$top/$crate" && env -u RUSTC cargo doc --quiet --no-deps --document-private-items \
-		--target-dir "$top/out/doc-$crate")
-	echo "doc: $top/out/doc-$crate/doc/$crate/index.html"
-done
 echo "doc: $out/rnull/index.html"
+crates

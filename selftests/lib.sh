@@ -29,6 +29,10 @@ requires_file() {
 	[ -e "$1" ] || skip "$1 is missing"
 }
 
+# One init per insmod: busybox's retries a refused load with init_module,
+# which runs the module's init, and logs its refusals, a second time.
+insmod() { insmod-once "$@"; }
+
 rnull_loaded() { [ -d /sys/module/rnull ]; }
 
 # load_rnull [param=value ...]: insmod rnull or fail the test.
