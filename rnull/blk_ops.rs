@@ -33,9 +33,9 @@ use kernel::{
 impl DeviceData {
     /// Carries out a started request: moves its data, if the device keeps
     /// any, and fails it if it touches a bad block (as null_blk's, every
-    /// operation but a flush). With `badblocks_partial_io` a failed
-    /// request moves the data before the bad block's first logical block,
-    /// and a read or write completes those bytes first.
+    /// operation but a flush). A request that touches one fails whole; with
+    /// `badblocks_partial_io` it first moves its data before the bad
+    /// block's first logical block, as null_blk's does.
     #[inline(always)]
     fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, op: Op) -> Status {
         // Inline: a device that keeps no data and has no bad blocks (the
@@ -61,25 +61,19 @@ impl DeviceData {
         let Some((bb, bad)) = hit else {
             return self.move_data(ctx, rq, info, info.bytes);
         };
-        if self.config.badblocks_once {
-            bb.forget(bad);
-        }
-        let good = if self.config.badblocks_partial_io {
+        if self.config.badblocks_partial_io {
             let block = u64::from(self.config.block_size >> 9).max(1);
             let first = bad.first - bad.first % block;
-            u32::try_from(first.saturating_sub(info.sector) << 9)
+            let good = u32::try_from(first.saturating_sub(info.sector) << 9)
                 .unwrap_or(u32::MAX)
-                .min(info.bytes)
-        } else {
-            0
-        };
-        if good > 0 {
-            // A failed move leaves nothing to complete.
-            if self.move_data(ctx, rq, info, good) == Status::OK
-                && matches!(info.op, Op::Read | Op::Write)
-            {
-                rq.data().set_done_bytes(good);
+                .min(info.bytes);
+            if good > 0 {
+                // The request fails whatever the move does.
+                let _ = self.move_data(ctx, rq, info, good);
             }
+        }
+        if self.config.badblocks_once {
+            bb.forget(bad);
         }
         Status::IO_ERROR
     }
@@ -135,17 +129,6 @@ fn without_data(op: Op) -> Status {
     match op {
         Op::Other => Status::NOT_SUPPORTED,
         _ => Status::OK,
-    }
-}
-
-/// Ends `rq` with `status` through `end` (at once, or in a batch), unless
-/// it failed at a bad block after moving some of its bytes
-/// (`badblocks_partial_io`): those are completed first, then the request
-/// fails at once.
-fn finish(rq: Request<RNullOps>, status: Status, end: impl FnOnce(Request<RNullOps>, Status)) {
-    match rq.data().done_bytes() {
-        0 => end(rq, status),
-        done => rq.end_partial(done, status),
     }
 }
 
@@ -256,7 +239,7 @@ impl Operations for RNullOps {
             return Ok(started);
         }
         match (dev.config.irqmode, delay) {
-            (IrqMode::None, None) => finish(rq, status, |rq, status| ctx.end(rq, status)),
+            (IrqMode::None, None) => ctx.end(rq, status),
             (IrqMode::Softirq, None) => {
                 rq.data().set_status(status);
                 rq.complete();
@@ -318,7 +301,7 @@ impl Operations for RNullOps {
                 }
             }
             let status = rq.data().status();
-            finish(rq, status, |rq, status| batch.end(rq, status));
+            batch.end(rq, status);
             ended += 1;
         }
         // Relaxed: a statistic.
@@ -331,12 +314,8 @@ impl Operations for RNullOps {
         Some(&hw.polled)
     }
 
-    /// Gives back the request's host tag, if it holds one, and forgets its
-    /// partial byte count: `finish` reads it, but a request can leave
-    /// without `finish` (timed out, dropped), and a count left in the slot
-    /// would make the slot's next request that fails before moving any
-    /// byte report bytes it never moved. kapi calls it only when
-    /// [`Self::holds`] says so; inline, since `Request::end` already puts
+    /// Gives back the request's host tag, if it holds one. kapi calls it
+    /// only when [`Self::holds`] says so; inline, since `Request::end` already puts
     /// it out of line. The rare part of the put (a starved device drained,
     /// or devices wait) is left to [`Self::release_rest`], so that this
     /// calls nothing.
@@ -368,8 +347,7 @@ impl Operations for RNullOps {
         }
     }
 
-    /// A request holds something only with a host budget or a bad block:
-    /// one load tells.
+    /// A request holds something only with a host budget: one load tells.
     #[inline(always)]
     fn holds(rq: &Request<Self>) -> bool {
         rq.data().holds_anything()
@@ -379,12 +357,12 @@ impl Operations for RNullOps {
 
     fn complete(rq: Request<Self>) {
         let status = rq.data().status();
-        finish(rq, status, Request::end);
+        rq.end(status);
     }
 
     fn timer_expired(rq: Request<Self>) {
         let status = rq.data().status();
-        finish(rq, status, Request::end);
+        rq.end(status);
     }
 
     fn timed_out(rq: Request<Self>) {

@@ -72,10 +72,6 @@ pub(crate) trait SpindleRequest {
     /// The status to end the request with once it is served (stored by
     /// `queue_rq` before [`Spindle::submit`]).
     fn status(&self) -> Status;
-
-    /// How many of its bytes a failed request completes first (see
-    /// [`Request::end_partial`]); `Operations::release` forgets it.
-    fn done_bytes(&self) -> u32;
 }
 
 /// Software queues the dispatcher tells apart (the slice scheduler's);
@@ -336,11 +332,10 @@ where
             done.map(|d| d.map(|s| s.rq))
         };
         for rq in done.into_iter().flatten() {
-            let (status, done) = (rq.data().status(), rq.data().done_bytes());
-            // `end_partial` calls `Operations::release` first: the driver
-            // gives back what it holds for the request (rnull: its host
-            // tag).
-            rq.end_partial(done, status);
+            let status = rq.data().status();
+            // `end` calls `Operations::release` first: the driver gives
+            // back what it holds for the request (rnull: its host tag).
+            rq.end(status);
         }
     }
 }

@@ -442,25 +442,6 @@ impl<T: Operations> Request<T> {
         unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
     }
 
-    /// Ends the request's first `done` bytes successfully and the rest with
-    /// `status`, as a device that stopped at a bad sector reports it
-    /// (`blk_update_request`, then `blk_mq_end_request` for what is left):
-    /// bios wholly before the failure complete without error. With `done`
-    /// 0, or not short of the request's length, this is [`Self::end`].
-    pub(crate) fn end_partial(self, done: u32, status: Status) {
-        self.release();
-        let rq = self.into_raw();
-        // A partial update leaves the request started with the remaining
-        // bytes, which `blk_mq_end_request` then ends.
-        // SAFETY: we owned the started request; ownership ends here.
-        unsafe {
-            if done > 0 && done < (*rq).__data_len {
-                bindings::blk_update_request(rq, Status::OK.raw(), done);
-            }
-            bindings::blk_mq_end_request(rq, status.raw());
-        }
-    }
-
     /// Gives the request back to blk-mq to be dispatched again later
     /// (fault injection: a requeue).
     pub(crate) fn requeue(self) {
