@@ -7,7 +7,7 @@
 
 use crate::{
     config::IrqMode,
-    device_data::{Command, DeviceData, HwQueue, RNullOps},
+    device_data::{start_holding, Command, DeviceData, HostTag, HwQueue, RNullOps},
     kapi::{
         dispatch::Dispatch,
         dispatch::RqList,
@@ -180,19 +180,19 @@ impl Operations for RNullOps {
             }
             return Err(rq.refuse(Status::RESOURCE));
         }
-        // Nothing refuses the request after it took a host tag: blk-mq
-        // would keep the tag's request, and its next dispatch would take
-        // another.
-        if let Some(host) = &hw.host {
-            match host.get(&hw.hint) {
-                Ok(tag) => rq.data().set_host_tag(tag),
+        // The tag goes into the request as it starts (a refused request
+        // cannot hold one: see `start_holding`).
+        let tag = match &hw.host {
+            Some(host) => match HostTag::get(host, &hw.hint) {
+                Ok(tag) => Some(tag),
                 // blk-mq keeps the request and, told DEV_RESOURCE, arms no
                 // delayed re-run: the put that frees a tag restarts the queue
                 // (see `host_budget` and `kapi::wake`).
                 Err(_) => return Err(rq.refuse(Status::DEV_RESOURCE)),
-            }
-        }
-        let (mut rq, started) = rq.start();
+            },
+            None => None,
+        };
+        let (mut rq, started) = start_holding(rq, tag);
         // Read after the start: what is not needed is not loaded, and
         // nothing is kept across the call.
         let info = rq.info();

@@ -10,14 +10,20 @@ use crate::{
     host_budget::HostMember,
     kapi::cpu::possible_cpus,
     kapi::{
-        badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
-        timer::Timer, write_cache::WriteCache,
+        badblocks::BadBlocks,
+        pages::PageStore,
+        poll::PollList,
+        request::{Pending, Request, Started, Status},
+        time::now_ns,
+        timer::Timer,
+        write_cache::WriteCache,
     },
-    rtags::{bitmap::MAX_TAGS, host::PutRest, link::Link},
+    rtags::{bitmap::MAX_TAGS, host::PutRest, host::Refusal, link::Link},
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
 };
 use core::{
+    mem::ManuallyDrop,
     pin::Pin,
     sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
@@ -248,6 +254,49 @@ pub(crate) struct HwQueue {
     pub(crate) polled: PollList<RNullOps>,
 }
 
+/// A host tag taken for a request that is not started yet: given back if
+/// dropped, so a request refused after taking one leaks nothing. Only
+/// [`HostTag::get`] makes one and only [`start_holding`] records one in a
+/// request (which it starts: see [`Pending::start_with`]).
+#[must_use]
+pub(crate) struct HostTag<'a> {
+    host: &'a HostMember,
+    tag: u32,
+}
+
+impl<'a> HostTag<'a> {
+    /// Takes a tag of `host` for one request ([`HostMember::get`]).
+    #[inline(always)]
+    pub(crate) fn get(host: &'a HostMember, hint: &AtomicU32) -> Result<Self, Refusal> {
+        host.get(hint).map(|tag| Self { host, tag })
+    }
+}
+
+impl Drop for HostTag<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        match self.host.put_begin(self.tag) {
+            PutRest::Done => {}
+            rest => self.host.put_finish(rest),
+        }
+    }
+}
+
+/// Starts `rq`, recording `tag` (if any) in its data first, where every
+/// way the request leaves the driver gives it back (`RNullOps::release`).
+#[inline(always)]
+pub(crate) fn start_holding(
+    rq: Pending<'_, RNullOps>,
+    tag: Option<HostTag<'_>>,
+) -> (Request<RNullOps>, Started) {
+    rq.start_with(|cmd| {
+        if let Some(tag) = tag {
+            // Kept by the request from here on, not put back.
+            cmd.set_host_tag(ManuallyDrop::new(tag).tag);
+        }
+    })
+}
+
 /// Per request state.
 pub(crate) struct Command {
     /// The status to end with, carried from `queue_rq` to the completion.
@@ -311,8 +360,8 @@ impl Command {
         Status::from_raw(self.status.load(Ordering::Relaxed))
     }
 
-    /// Records the host tag taken by `queue_rq`.
-    pub(crate) fn set_host_tag(&self, tag: u32) {
+    /// Records the host tag taken by `queue_rq` ([`start_holding`] only).
+    fn set_host_tag(&self, tag: u32) {
         // A tag and its `+ 1` fit.
         const { assert!(MAX_TAGS < u32::MAX) };
         // Relaxed (every access to `held`): only the request's owner

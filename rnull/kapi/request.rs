@@ -4,9 +4,12 @@
 //!
 //! blk-mq hands a request to `queue_rq` as a [`Pending`]. The driver either
 //! refuses it ([`Pending::refuse`], blk-mq keeps it) or starts it
-//! ([`Pending::start`]), which yields the owned [`Request`] and the
-//! [`Started`] proof `queue_rq` must return. Both consume the `Pending`, so a
-//! request can never be both started and refused.
+//! ([`Pending::start_with`]), which yields the owned
+//! [`Request`] and the [`Started`] proof `queue_rq` must return. Both
+//! consume the `Pending`, so a request can never be both started and
+//! refused, and a `Pending` lends out nothing of the request's data but to
+//! [`Pending::start_with`], so a refused request cannot have recorded
+//! anything the driver would have to give back.
 //!
 //! A [`Request`] is ended exactly once: directly ([`Request::end`]), through
 //! blk-mq's completion path ([`Request::complete`], which gives it back in
@@ -288,15 +291,23 @@ impl<'a, T: Operations> Pending<'a, T> {
         }
     }
 
-    /// The driver's per-request data.
-    pub(crate) fn data(&self) -> &T::RequestData {
+    /// Starts the request, after `record` has stored in its data what the
+    /// driver holds for it (a host tag), which every way the request leaves
+    /// gives back ([`Operations::release`]); the driver now owns it until
+    /// it ends it.
+    ///
+    /// The only access to the data of a request not yet started: a
+    /// `Pending` lends none, and this consumes it, so a request whose data
+    /// records something held is always started, never refused (a refused
+    /// request does not leave through the driver, and nothing would give
+    /// it back). The data is written before `blk_mq_start_request`, so
+    /// nothing has to be kept across that call.
+    #[inline(always)]
+    pub(crate) fn start_with(self, record: impl FnOnce(&T::RequestData)) -> (Request<T>, Started) {
         // SAFETY: the PDU is initialised while blk-mq dispatches the request
-        // (type invariant of `Pdu`) and outlives this borrow.
-        unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data }
-    }
-
-    /// Starts the request; the driver now owns it until it ends it.
-    pub(crate) fn start(self) -> (Request<T>, Started) {
+        // (type invariant of `Pdu`), and we are its only user until we
+        // start it.
+        record(unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data });
         // SAFETY: by the type invariant the request is being dispatched and
         // has not been started.
         unsafe { bindings::blk_mq_start_request(self.rq.as_ptr()) };
@@ -312,6 +323,8 @@ impl<'a, T: Operations> Pending<'a, T> {
     }
 
     /// Gives the request back to blk-mq with `status`, which must not be OK.
+    /// Nothing the driver holds can be recorded in the request by then
+    /// (see [`Self::start_with`]).
     pub(crate) fn refuse(self, status: Status) -> Refused {
         if status == Status::OK {
             Refused(Status::IO_ERROR)
