@@ -313,8 +313,10 @@ pub(crate) struct Command {
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
-    /// On a poll queue: the time (`now_ns`) before which `poll` leaves the
-    /// request alone (a bandwidth limit's delay), or 0.
+    /// When the request is due (`now_ns`): on a poll queue, the time
+    /// before which `poll` leaves it alone (a bandwidth limit's delay), or
+    /// 0; in the rotational model, when the drive is done with it (the
+    /// model has no poll queues).
     due_ns: AtomicU64,
     /// What the put of the host tag left (`PutRest as u8`), from
     /// `RNullOps::release` to `release_rest`.
@@ -442,5 +444,15 @@ impl SpindleRequest for Command {
 
     fn status(&self) -> Status {
         Command::status(self)
+    }
+
+    fn set_done_ns(&self, done_ns: u64) {
+        // Relaxed: only read under the same lock.
+        self.due_ns.store(done_ns, Ordering::Relaxed);
+    }
+
+    fn done_ns(&self) -> u64 {
+        // Relaxed: see `set_done_ns`.
+        self.due_ns.load(Ordering::Relaxed)
     }
 }

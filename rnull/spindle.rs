@@ -72,6 +72,13 @@ pub(crate) trait SpindleRequest {
     /// The status to end the request with once it is served (stored by
     /// `queue_rq` before [`Spindle::submit`]).
     fn status(&self) -> Status;
+
+    /// Records when the drive is done with the request (under the
+    /// dispatcher's lock).
+    fn set_done_ns(&self, done_ns: u64);
+
+    /// The time recorded by [`Self::set_done_ns`].
+    fn done_ns(&self) -> u64;
 }
 
 /// Software queues the dispatcher tells apart (the slice scheduler's);
@@ -80,13 +87,6 @@ const SLOTS: usize = MAX_CTX as usize;
 
 /// Requests the drive serves at once: a hit and a miss or write.
 const IN_SERVICE: usize = 2;
-
-/// A request in service, its slot and when it is done.
-struct Serving<T: Operations> {
-    rq: Request<T>,
-    slot: u32,
-    done_ns: u64,
-}
 
 /// The drive's command for a staged request.
 fn command(info: &Info, queued_ns: u64) -> Command {
@@ -117,7 +117,11 @@ struct Dispatch<T: Operations> {
     /// When the slice scheduler wants to choose again (a wait for the
     /// active slot's next request).
     wake_ns: Option<u64>,
-    serving: [Option<Serving<T>>; IN_SERVICE],
+    /// The requests in the drive's service (at most [`IN_SERVICE`]), each
+    /// done at its [`SpindleRequest::done_ns`]. Every request the spindle
+    /// holds is in `staged` or here, so none is dropped with the spindle
+    /// (an `RqFifo` does not end its requests: see its `Drop`).
+    serving: RqFifo<T>,
     /// The drive, 2.3 KiB: boxed when the device is created.
     disk: KBox<Disk>,
 }
@@ -137,7 +141,7 @@ where
             sched,
             offer: u64::MAX,
             wake_ns: None,
-            serving: [None, None],
+            serving: RqFifo::default(),
             disk,
         }
     }
@@ -160,7 +164,7 @@ where
     fn feed(&mut self, now: u64) {
         let mask = self.offer;
         let offer = |d: &T::RequestData| mask & 1u64.wrapping_shl(d.slot()) != 0;
-        while let Some(free) = self.serving.iter().position(Option::is_none) {
+        while self.serving.len() < IN_SERVICE {
             let offered = self
                 .staged
                 .iter()
@@ -181,26 +185,54 @@ where
                 return;
             };
             let cmd = command(&rq.info(), rq.data().arrival_ns());
-            let slot = rq.data().slot();
-            if let Some(n) = self.counts.get_mut(slot as usize) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    self.pending &= !(1u64 << slot);
-                }
+            self.unstaged(rq.data().slot());
+            rq.data().set_done_ns(self.disk.start(now, cmd).done_ns);
+            self.serving.push_back(rq);
+        }
+    }
+
+    /// Counts a request of `slot` out of the staged ones.
+    fn unstaged(&mut self, slot: u32) {
+        if let Some(n) = self.counts.get_mut(slot as usize) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.pending &= !(1u64 << slot);
             }
-            let done_ns = self.disk.start(now, cmd).done_ns;
-            self.serving[free] = Some(Serving { rq, slot, done_ns });
         }
     }
 
     /// Whether the drive has nothing in service.
     fn idle(&self) -> bool {
-        self.serving.iter().all(Option::is_none)
+        self.serving.len() == 0
+    }
+
+    /// Takes the requests in service that are done at `now` (at most
+    /// [`IN_SERVICE`]).
+    fn take_done(&mut self, now: u64) -> [Option<Request<T>>; IN_SERVICE] {
+        let mut done = [None, None];
+        let mut out = done.iter_mut();
+        let mut i = 0;
+        while let Some(due) = self.serving.iter().nth(i).map(|(_, d)| d.done_ns() <= now) {
+            if !due {
+                i += 1;
+                continue;
+            }
+            match (self.serving.remove(i), out.next()) {
+                (Some(rq), Some(slot)) => *slot = Some(rq),
+                // More in service than `IN_SERVICE` (never): back to stay.
+                (Some(rq), None) => {
+                    self.serving.push_back(rq);
+                    break;
+                }
+                (None, _) => break,
+            }
+        }
+        done
     }
 
     /// The next time the timer must fire: a completion or a slice's wait.
     fn next_event(&self) -> Option<u64> {
-        let done = self.serving.iter().flatten().map(|s| s.done_ns).min();
+        let done = self.serving.iter().map(|(_, d)| d.done_ns()).min();
         match (done, self.wake_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -309,27 +341,21 @@ where
 {
     fn fire(timer: &Timer<Self>) {
         let this = timer.target();
-        let done: [Option<Request<T>>; IN_SERVICE] = {
+        let done = {
             let mut st = this.state.lock();
             // Under the lock: see `submit`.
             let now = now_ns();
-            let mut done = [None, None];
-            for (slot, out) in st.serving.iter_mut().zip(done.iter_mut()) {
-                if slot.as_ref().is_some_and(|s| s.done_ns <= now) {
-                    *out = slot.take();
-                }
-            }
-            let sliced = st.sched.is_enabled();
-            for d in done.iter().flatten() {
-                if sliced {
-                    st.sched.serviced(d.slot, now);
+            let done = st.take_done(now);
+            if st.sched.is_enabled() {
+                for rq in done.iter().flatten() {
+                    st.sched.serviced(rq.data().slot(), now);
                 }
             }
             if st.wake_ns.is_some_and(|t| t <= now) {
                 st.wake_ns = None;
             }
             this.dispatch(&mut st, now, timer);
-            done.map(|d| d.map(|s| s.rq))
+            done
         };
         for rq in done.into_iter().flatten() {
             let status = rq.data().status();
