@@ -14,7 +14,7 @@ use crate::{
         operations::{ForeignBorrowed, Operations, Released},
         poll::{PollBatch, PollList},
         random::chance_percent,
-        request::{Info, Op, Pending, Refused, Request, Started, Status},
+        request::{Expired, Info, Op, Pending, Refused, Request, Started, Status},
         tagset::{HctxType, QueueMaps},
         time::now_ns,
         write_cache::Access,
@@ -367,6 +367,13 @@ impl Operations for RNullOps {
 
     fn timed_out(rq: Request<Self>) {
         rq.end(Status::TIMEOUT);
+    }
+
+    /// The rotational model holds its requests until the drive serves
+    /// them, and gives them up after a few timeouts, or when the queue
+    /// drains (see [`Spindle::reclaim`]).
+    fn reclaim(dev: ArcBorrow<'_, DeviceData>, rq: &Expired<'_>) -> Option<Request<Self>> {
+        Spindle::reclaim(dev.spindle.as_ref()?, rq)
     }
 }
 

@@ -321,6 +321,9 @@ pub(crate) struct Command {
     /// What the put of the host tag left (`PutRest as u8`), from
     /// `RNullOps::release` to `release_rest`.
     put_rest: AtomicU8,
+    /// Expiries of blk-mq's timeout while the rotational model holds the
+    /// request.
+    timeouts: AtomicU8,
 }
 
 impl Command {
@@ -334,6 +337,7 @@ impl Command {
             requeued: AtomicUsize::new(0),
             due_ns: AtomicU64::new(0),
             put_rest: AtomicU8::new(PutRest::Done as u8),
+            timeouts: AtomicU8::new(0),
         }
     }
 
@@ -430,6 +434,7 @@ impl SpindleRequest for Command {
         // Relaxed: only read under the same lock.
         self.slot.store(slot, Ordering::Relaxed);
         self.arrival_ns.store(now_ns, Ordering::Relaxed);
+        self.timeouts.store(0, Ordering::Relaxed);
     }
 
     fn slot(&self) -> u32 {
@@ -454,5 +459,13 @@ impl SpindleRequest for Command {
     fn done_ns(&self) -> u64 {
         // Relaxed: see `set_done_ns`.
         self.due_ns.load(Ordering::Relaxed)
+    }
+
+    fn note_timeout(&self) -> u32 {
+        // Relaxed: see `set_arrival`. Saturating: no wrap to 0 however
+        // long the request is kept.
+        let n = self.timeouts.load(Ordering::Relaxed).saturating_add(1);
+        self.timeouts.store(n, Ordering::Relaxed);
+        u32::from(n)
     }
 }

@@ -44,7 +44,7 @@ use crate::{
     kapi::{
         irq_lock::IrqSpinLock,
         operations::Operations,
-        request::{Info, Op, Request, Status},
+        request::{Expired, Info, Op, Request, Status},
         rq_fifo::RqFifo,
         time::now_ns,
         timer::{Fire, Timer},
@@ -79,6 +79,10 @@ pub(crate) trait SpindleRequest {
 
     /// The time recorded by [`Self::set_done_ns`].
     fn done_ns(&self) -> u64;
+
+    /// Counts one more expiry of blk-mq's timeout while the spindle holds
+    /// the request (from 0 at [`Self::set_arrival`]); returns the count.
+    fn note_timeout(&self) -> u32;
 }
 
 /// Software queues the dispatcher tells apart (the slice scheduler's);
@@ -87,6 +91,12 @@ const SLOTS: usize = MAX_CTX as usize;
 
 /// Requests the drive serves at once: a hit and a miss or write.
 const IN_SERVICE: usize = 2;
+
+/// Expiries of blk-mq's request timeout after which the spindle gives a
+/// request it holds up, to be timed out (the first ones only reset the
+/// timer, as for a slow disk): a wedged model or a drive too slow for the
+/// timeout fails its requests rather than holding them for ever.
+const TIMEOUTS_KEPT: u32 = 2;
 
 /// The drive's command for a staged request.
 fn command(info: &Info, queued_ns: u64) -> Command {
@@ -307,6 +317,37 @@ where
         }
         st.pending |= 1 << slot;
         this.dispatch(&mut st, now, timer);
+    }
+
+    /// blk-mq's timeout fired for `rq`: if the spindle holds it (staged or
+    /// in service), it is given up and returned, to be timed out, once its
+    /// timeout has expired more than [`TIMEOUTS_KEPT`] times or when the
+    /// queue is draining (a removal waits for it); until then the timer is
+    /// reset (`None`, also for a request the spindle does not have).
+    pub(crate) fn reclaim(timer: &Timer<Self>, rq: &Expired<'_>) -> Option<Request<T>> {
+        let this = timer.target();
+        let mut st = this.state.lock();
+        let give_up = |d: &T::RequestData| d.note_timeout() > TIMEOUTS_KEPT || rq.draining();
+        let taken = if let Some((i, d)) = st.staged.find(rq) {
+            if !give_up(d) {
+                return None;
+            }
+            let taken = st.staged.remove(i)?;
+            st.unstaged(taken.data().slot());
+            taken
+        } else {
+            let (i, d) = st.serving.find(rq)?;
+            if !give_up(d) {
+                return None;
+            }
+            // The drive's model keeps its timing; the slot is free for the
+            // next request.
+            st.serving.remove(i)?
+        };
+        // Under the lock: see `submit`.
+        let now = now_ns();
+        this.dispatch(&mut st, now, timer);
+        Some(taken)
     }
 
     /// Asks the slice scheduler what the drive may be offered, feeds it,

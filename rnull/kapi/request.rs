@@ -538,6 +538,48 @@ unsafe extern "C" fn timer_callback<T: Operations>(
     bindings::hrtimer_restart_HRTIMER_NORESTART
 }
 
+/// A started request whose timeout fired while the driver keeps it in a
+/// structure of its own ([`Operations::reclaim`]): a name for it, not
+/// ownership, valid for the timeout handler's call.
+pub(crate) struct Expired<'a> {
+    rq: NonNull<bindings::request>,
+    draining: bool,
+    _p: PhantomData<&'a bindings::request>,
+}
+
+impl Expired<'_> {
+    /// Names `rq` for the driver.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be a started request of a live queue (blk-mq's timeout
+    /// handler guarantees both), and the value must not outlive the call.
+    pub(super) unsafe fn new(rq: NonNull<bindings::request>) -> Self {
+        // `mq_freeze_depth` is changed under `mq_freeze_lock`, which we do
+        // not hold: a racy read, as C's `READ_ONCE`.
+        // SAFETY: `rq` and its queue are live (guaranteed by the caller).
+        let depth =
+            unsafe { core::ptr::addr_of!((*(*rq.as_ptr()).q).mq_freeze_depth).read_volatile() };
+        Self {
+            rq,
+            draining: depth > 0,
+            _p: PhantomData,
+        }
+    }
+
+    /// Whether the request is `rq` (the raw request a FIFO or list holds).
+    pub(super) fn is(&self, rq: *mut bindings::request) -> bool {
+        self.rq.as_ptr() == rq
+    }
+
+    /// Whether the queue is being frozen: someone (a removal, a change of
+    /// its hardware queues or scheduler) waits for every request of it to
+    /// end, so one kept back keeps them waiting.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining
+    }
+}
+
 /// Takes a request back from its hrtimer if the timer had not fired yet, or
 /// from [`Request::lose`].
 ///
