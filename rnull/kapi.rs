@@ -20,6 +20,7 @@ pub(crate) mod fmt;
 pub(crate) mod irq_lock;
 pub(crate) mod lock_class;
 pub(crate) mod modinfo;
+pub(crate) mod noio;
 pub(crate) mod operations;
 pub(crate) mod pages;
 pub(crate) mod param;

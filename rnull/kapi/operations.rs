@@ -12,6 +12,7 @@
 
 use super::{
     dispatch::{Dispatch, RqList},
+    noio::NoIoScope,
     poll::{PollBatch, PollList},
     request::{reclaim_from_timer, Expired, Pdu, Pending, Refused, Request, Started, Status},
     tagset::QueueMaps,
@@ -455,7 +456,14 @@ impl<T: Operations> OperationsVTable<T> {
     ) -> i32 {
         // SAFETY: `queuedata` is set before blk-mq initialises hardware contexts.
         let queue = unsafe { Self::queue_data(hctx) };
-        match KBox::pin_init(T::init_hctx(queue, index), GFP_KERNEL) {
+        // `GFP_NOIO`, as blk-mq's own allocation of the context: a change
+        // of the queue count runs this with the queue frozen. (6.12's
+        // allocation flags have no `GFP_NOIO`: a scope makes `GFP_KERNEL`
+        // that.)
+        let noio = NoIoScope::new();
+        let data = KBox::pin_init(T::init_hctx(queue, index), GFP_KERNEL);
+        drop(noio);
+        match data {
             Ok(data) => {
                 // SAFETY: `hctx` is live; `exit_hctx_callback` takes the box back.
                 unsafe { (*hctx).driver_data = data.into_foreign() as *mut c_void };

@@ -36,8 +36,8 @@
 //! runs every transfer under that lock instead of locklessly).
 
 use super::{
-    chunks::walk, dispatch::Dispatch, lock_class::LockClass, operations::Operations,
-    request::Request,
+    chunks::walk, dispatch::Dispatch, lock_class::LockClass, noio::GFP_NOIO,
+    operations::Operations, request::Request,
 };
 use core::{
     ffi::c_void,
@@ -50,11 +50,6 @@ pub(super) const PAGE_SIZE: u64 = bindings::PAGE_SIZE as u64;
 /// Allocations made inside an RCU read-side section must not sleep; a
 /// failure fails the write (`blocking=1` devices allocate with `GFP_NOIO`).
 pub(super) const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_NOWAIT | bindings::__GFP_NOWARN;
-/// `GFP_NOIO` (`__GFP_RECLAIM`), which bindgen cannot evaluate: may sleep
-/// and reclaim, but starts no I/O, so a block driver cannot recurse into
-/// itself.
-const GFP_NOIO: bindings::gfp_t =
-    (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);
 pub(super) const SECTOR_SHIFT: u32 = 9;
 pub(super) const SECTORS_PER_PAGE: u64 = PAGE_SIZE >> SECTOR_SHIFT;
 /// `XA_PRESENT`: matches any present entry in `xa_find`.
