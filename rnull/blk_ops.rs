@@ -67,9 +67,10 @@ impl DeviceData {
             let good = u32::try_from(first.saturating_sub(info.sector) << 9)
                 .unwrap_or(u32::MAX)
                 .min(info.bytes);
-            if good > 0 {
-                // The request fails whatever the move does.
-                let _ = self.move_data(ctx, rq, info, good);
+            // The request fails whatever the move does, unless it is to
+            // be retried whole.
+            if good > 0 && self.move_data(ctx, rq, info, good) == NO_MEMORY {
+                return NO_MEMORY;
             }
         }
         if self.config.badblocks_once {
@@ -79,7 +80,10 @@ impl DeviceData {
     }
 
     /// Moves the first `limit` bytes of the request's data, if the device
-    /// keeps any: through the write cache if it has one.
+    /// keeps any: through the write cache if it has one. [`NO_MEMORY`] if
+    /// a page it needed could not be had at once: the request is to be
+    /// retried, not failed (null_blk never fails a write for want of a
+    /// page; its allocations sleep).
     fn move_data(
         &self,
         ctx: &Dispatch<'_>,
@@ -117,10 +121,23 @@ impl DeviceData {
         };
         match done {
             Ok(()) => Status::OK,
-            Err(_) => Status::IO_ERROR,
+            // The stores fail only for want of memory.
+            Err(_) => NO_MEMORY,
         }
     }
 }
+
+/// What [`DeviceData::execute`] returns for a request that needed memory
+/// it could not have at once (a page allocated without sleeping, under
+/// RCU or the write cache's spinlock): `queue_rq` gives it back to blk-mq
+/// to be dispatched again after [`NO_MEMORY_RETRY_MS`], when reclaim
+/// (kswapd, woken by the failed allocation) has had time to free some.
+/// Never an end status.
+const NO_MEMORY: Status = Status::RESOURCE;
+
+/// How long a request short of memory waits before it is dispatched again:
+/// blk-mq's own delay for `BLK_STS_RESOURCE` (`BLK_MQ_RESOURCE_DELAY`).
+const NO_MEMORY_RETRY_MS: u32 = 3;
 
 /// The status of an operation on a device that keeps no data: every one
 /// succeeds but an unknown operation (as null_blk's).
@@ -207,6 +224,10 @@ impl Operations for RNullOps {
                 }
             }
             let status = dev.execute(ctx, &rq, info.op);
+            if status == NO_MEMORY {
+                rq.requeue_after(NO_MEMORY_RETRY_MS);
+                return Ok(started);
+            }
             if let Some(spindle) = &dev.spindle {
                 rq.data().set_status(status);
                 Spindle::submit(spindle, rq);

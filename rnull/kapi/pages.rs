@@ -20,7 +20,9 @@
 //! There a write allocates (`GFP_NOWAIT`: RCU readers must not sleep, and a
 //! null device has no business in the emergency reserves) as it
 //! copies and publishes each new page with its data already in it, so only
-//! a partly written page is zeroed. A blocking set's `queue_rq` runs under
+//! a partly written page is zeroed; a page it cannot have at once makes
+//! the transfer fail with `ENOMEM`, for the driver to retry the request
+//! (the copy is idempotent: a retry writes the same bytes again). A blocking set's `queue_rq` runs under
 //! SRCU instead, which does not hold off `call_rcu`, so there the copy runs
 //! under `xa_lock`, and the pages a write needs are made first (`GFP_NOIO`,
 //! zeroed, outside the lock). A [`Dispatch`] says which of the two the
@@ -48,7 +50,8 @@ use kernel::{bindings, c_str, init::PinInit, pin_init, prelude::*, types::Opaque
 
 pub(super) const PAGE_SIZE: u64 = bindings::PAGE_SIZE as u64;
 /// Allocations made inside an RCU read-side section must not sleep; a
-/// failure fails the write (`blocking=1` devices allocate with `GFP_NOIO`).
+/// failure is `ENOMEM`, for the driver to retry the request (`blocking=1`
+/// devices allocate with `GFP_NOIO`).
 pub(super) const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_NOWAIT | bindings::__GFP_NOWARN;
 pub(super) const SECTOR_SHIFT: u32 = 9;
 pub(super) const SECTORS_PER_PAGE: u64 = PAGE_SIZE >> SECTOR_SHIFT;
@@ -226,7 +229,9 @@ impl PageStore {
     }
 
     /// Copies a read or write request's first `limit` bytes (all of them
-    /// if it has fewer) from or to the store.
+    /// if it has fewer) from or to the store. `ENOMEM` if a page could not
+    /// be had (only where allocations must not sleep): part of the data
+    /// may have been copied, and copying it all again is the retry.
     pub(crate) fn transfer<T: Operations>(
         &self,
         ctx: &Dispatch<'_>,

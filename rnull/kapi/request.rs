@@ -465,6 +465,25 @@ impl<T: Operations> Request<T> {
         unsafe { bindings::blk_mq_requeue_request(rq, true) };
     }
 
+    /// Gives the request back to blk-mq to be dispatched again in `msecs`
+    /// ms (or when something else kicks the queue's requeue list first):
+    /// what a driver short of a resource it will have soon does with a
+    /// started request, as a refusal (`BLK_STS_RESOURCE`) does with one
+    /// not started.
+    pub(crate) fn requeue_after(self, msecs: u32) {
+        self.release();
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request: its queue is live, and
+        // read before the request goes back; blk-mq takes the request back
+        // and dispatches it again through `queue_rq` after the kick.
+        unsafe {
+            let q = (*rq).q;
+            bindings::blk_mq_requeue_request(rq, false);
+            // Lossless: a `c_ulong` has at least 32 bits.
+            bindings::blk_mq_delay_kick_requeue_list(q, msecs as kernel::ffi::c_ulong);
+        }
+    }
+
     /// Drops the request on the floor (fault injection: a lost command).
     /// blk-mq's timeout handler finds it and hands it to
     /// [`Operations::timed_out`].

@@ -18,8 +18,10 @@
 //! cache lock, then either store's `xa_lock`; nothing else nests.
 //!
 //! Pages are allocated under that lock, so they never sleep
-//! (`GFP_NOWAIT`, for blocking tag sets too); a failed allocation fails
-//! the request. A page removed from either store is freed after an RCU
+//! (`GFP_NOWAIT`, for blocking tag sets too); a failed allocation makes
+//! the transfer or flush fail with `ENOMEM`, for the driver to retry the
+//! request (a write repeated, or a flush resumed, changes nothing done
+//! before). A page removed from either store is freed after an RCU
 //! grace period; the lock keeps any page we use alive meanwhile: a
 //! spinlock disables preemption on the kernels rnull builds for (not
 //! `PREEMPT_RT`, see `irq_lock`), and a preemption-disabled section holds
