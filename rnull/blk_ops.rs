@@ -117,7 +117,7 @@ impl DeviceData {
                 cache.discard(store, info.sector, limit);
                 Ok(())
             }
-            (Some(cache), Op::Flush) => cache.flush(store),
+            (Some(cache), Op::Flush) => cache.flush(store, !ctx.rcu_held()),
         };
         match done {
             Ok(()) => Status::OK,

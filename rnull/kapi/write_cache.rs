@@ -134,14 +134,31 @@ impl WriteCache {
         })
     }
 
-    /// Writes every cached page back to `store` and empties the cache.
-    pub(crate) fn flush(&self, store: &PageStore) -> Result {
-        let _cursor = self.lock.lock();
+    /// Writes back to `store` every page cached when the flush begins (and
+    /// any cached meanwhile at a later index), in index order and in
+    /// batches of [`FLUSH_BATCH`], the lock dropped between batches (and
+    /// the CPU yielded if `may_sleep`), so that a large cache does not
+    /// hold other transfers off for the whole write-back.
+    pub(crate) fn flush(&self, store: &PageStore, may_sleep: bool) -> Result {
         let mut from = 0;
-        while self.pages.first_from(0).is_some() {
-            self.write_back(store, &mut from)?;
+        loop {
+            {
+                let _cursor = self.lock.lock();
+                for _ in 0..FLUSH_BATCH {
+                    let Some(index) = self.pages.first_from(from) else {
+                        return Ok(());
+                    };
+                    self.write_back_page(store, index)?;
+                    let Some(next) = index.checked_add(1) else {
+                        return Ok(());
+                    };
+                    from = next;
+                }
+            }
+            if may_sleep {
+                cond_resched();
+            }
         }
-        Ok(())
     }
 
     /// Drops the data of `bytes` bytes from `sector` from the cache and
@@ -179,6 +196,14 @@ impl WriteCache {
         else {
             return Ok(());
         };
+        self.write_back_page(store, index)?;
+        *next = index + 1;
+        Ok(())
+    }
+
+    /// Writes the cached page `index` back to `store` and removes it from
+    /// the cache. The caller holds the lock and found the page cached.
+    fn write_back_page(&self, store: &PageStore, index: u64) -> Result {
         let cached = self.pages.lookup(index);
         let mut stored = store.lookup(index);
         if stored.is_null() {
@@ -202,8 +227,24 @@ impl WriteCache {
             // SAFETY: `take` handed us the page; nobody finds it any more.
             unsafe { free_page_after_grace_period(taken) };
         }
-        *next = index + 1;
         Ok(())
+    }
+}
+
+/// Pages a flush writes back per hold of the cache's lock: 256 KiB of
+/// copying with 4 KiB pages.
+const FLUSH_BATCH: usize = 64;
+
+/// Lets the scheduler run something else if it wants to (`cond_resched()`).
+fn cond_resched() {
+    // A fully preemptible kernel without dynamic preemption has no
+    // `__cond_resched` (its `cond_resched()` does nothing): preemption
+    // already happens where it is enabled.
+    #[cfg(any(not(CONFIG_PREEMPTION), CONFIG_PREEMPT_DYNAMIC))]
+    // SAFETY: called where the caller may sleep (a blocking tag set's
+    // `queue_rq`), with no lock held.
+    unsafe {
+        bindings::__cond_resched();
     }
 }
 
