@@ -117,7 +117,7 @@ impl DeviceData {
                 cache.discard(store, info.sector, limit);
                 Ok(())
             }
-            (Some(cache), Op::Flush) => cache.flush(store, !ctx.rcu_held()),
+            (Some(cache), Op::Flush) => cache.flush(store, ctx.may_sleep()),
         };
         match done {
             Ok(()) => Status::OK,
