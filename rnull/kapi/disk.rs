@@ -4,7 +4,7 @@
 
 use super::{
     disk_files::{DiskFiles, DiskGroup, HctxFile},
-    fmt::BufWriter,
+    fmt::{BufWriter, Errno},
     lock_class::LockClass,
     noio::NoIoScope,
     operations::Operations,
@@ -363,9 +363,24 @@ impl<T: DiskFiles> Disk<T> {
         // SAFETY: frozen above.
         unsafe { bindings::blk_mq_unfreeze_queue(q) };
         if let Err(e) = files {
-            pr_err!("hardware queue files missing after changing the queues: {e:?}\n");
+            pr_err!(
+                "{}: some hardware queue files could not be made again after changing the queues ({}); the change stands without them\n",
+                self.name(),
+                Errno(e)
+            );
         }
         updated
+    }
+
+    /// The disk's name (`rnullb0`).
+    fn name(&self) -> &str {
+        // SAFETY: the disk is registered (type invariant): its name is
+        // fixed, NUL-terminated within the array, and lives with `self`.
+        let name = unsafe { &(*self.gendisk.as_ptr()).disk_name };
+        // SAFETY: `c_char` and `u8` have the same size and alignment.
+        let bytes = unsafe { core::slice::from_raw_parts(name.as_ptr().cast::<u8>(), name.len()) };
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        core::str::from_utf8(&bytes[..len]).unwrap_or("rnull")
     }
 
     /// Adds `T::HCTX_FILES` to every hardware queue directory
