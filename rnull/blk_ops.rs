@@ -7,14 +7,14 @@
 
 use crate::{
     config::IrqMode,
-    device_data::{Command, DeviceData, HwQueue, RNullOps},
+    device_data::{start_holding, Command, DeviceData, HostTag, HwQueue, RNullOps},
     kapi::{
         dispatch::Dispatch,
         dispatch::RqList,
         operations::{ForeignBorrowed, Operations, Released},
         poll::{PollBatch, PollList},
         random::chance_percent,
-        request::{Info, Op, Pending, Refused, Request, Started, Status},
+        request::{Expired, Info, Op, Pending, Refused, Request, Started, Status},
         tagset::{HctxType, QueueMaps},
         time::now_ns,
         write_cache::Access,
@@ -33,9 +33,9 @@ use kernel::{
 impl DeviceData {
     /// Carries out a started request: moves its data, if the device keeps
     /// any, and fails it if it touches a bad block (as null_blk's, every
-    /// operation but a flush). With `badblocks_partial_io` a failed
-    /// request moves the data before the bad block's first logical block,
-    /// and a read or write completes those bytes first.
+    /// operation but a flush). A request that touches one fails whole; with
+    /// `badblocks_partial_io` it first moves its data before the bad
+    /// block's first logical block, as null_blk's does.
     #[inline(always)]
     fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, op: Op) -> Status {
         // Inline: a device that keeps no data and has no bad blocks (the
@@ -61,31 +61,29 @@ impl DeviceData {
         let Some((bb, bad)) = hit else {
             return self.move_data(ctx, rq, info, info.bytes);
         };
-        if self.config.badblocks_once {
-            bb.forget(bad);
-        }
-        let good = if self.config.badblocks_partial_io {
+        if self.config.badblocks_partial_io {
             let block = u64::from(self.config.block_size >> 9).max(1);
             let first = bad.first - bad.first % block;
-            u32::try_from(first.saturating_sub(info.sector) << 9)
+            let good = u32::try_from(first.saturating_sub(info.sector) << 9)
                 .unwrap_or(u32::MAX)
-                .min(info.bytes)
-        } else {
-            0
-        };
-        if good > 0 {
-            // A failed move leaves nothing to complete.
-            if self.move_data(ctx, rq, info, good) == Status::OK
-                && matches!(info.op, Op::Read | Op::Write)
-            {
-                rq.data().set_done_bytes(good);
+                .min(info.bytes);
+            // The request fails whatever the move does, unless it is to
+            // be retried whole.
+            if good > 0 && self.move_data(ctx, rq, info, good) == NO_MEMORY {
+                return NO_MEMORY;
             }
+        }
+        if self.config.badblocks_once {
+            bb.forget(bad);
         }
         Status::IO_ERROR
     }
 
     /// Moves the first `limit` bytes of the request's data, if the device
-    /// keeps any: through the write cache if it has one.
+    /// keeps any: through the write cache if it has one. [`NO_MEMORY`] if
+    /// a page it needed could not be had at once: the request is to be
+    /// retried, not failed (null_blk never fails a write for want of a
+    /// page; its allocations sleep).
     fn move_data(
         &self,
         ctx: &Dispatch<'_>,
@@ -119,14 +117,27 @@ impl DeviceData {
                 cache.discard(store, info.sector, limit);
                 Ok(())
             }
-            (Some(cache), Op::Flush) => cache.flush(store),
+            (Some(cache), Op::Flush) => cache.flush(store, ctx.may_sleep()),
         };
         match done {
             Ok(()) => Status::OK,
-            Err(_) => Status::IO_ERROR,
+            // The stores fail only for want of memory.
+            Err(_) => NO_MEMORY,
         }
     }
 }
+
+/// What [`DeviceData::execute`] returns for a request that needed memory
+/// it could not have at once (a page allocated without sleeping, under
+/// RCU or the write cache's spinlock): `queue_rq` gives it back to blk-mq
+/// to be dispatched again after [`NO_MEMORY_RETRY_MS`], when reclaim
+/// (kswapd, woken by the failed allocation) has had time to free some.
+/// Never an end status.
+const NO_MEMORY: Status = Status::RESOURCE;
+
+/// How long a request short of memory waits before it is dispatched again:
+/// blk-mq's own delay for `BLK_STS_RESOURCE` (`BLK_MQ_RESOURCE_DELAY`).
+const NO_MEMORY_RETRY_MS: u32 = 3;
 
 /// The status of an operation on a device that keeps no data: every one
 /// succeeds but an unknown operation (as null_blk's).
@@ -135,17 +146,6 @@ fn without_data(op: Op) -> Status {
     match op {
         Op::Other => Status::NOT_SUPPORTED,
         _ => Status::OK,
-    }
-}
-
-/// Ends `rq` with `status` through `end` (at once, or in a batch), unless
-/// it failed at a bad block after moving some of its bytes
-/// (`badblocks_partial_io`): those are completed first, then the request
-/// fails at once.
-fn finish(rq: Request<RNullOps>, status: Status, end: impl FnOnce(Request<RNullOps>, Status)) {
-    match rq.data().done_bytes() {
-        0 => end(rq, status),
-        done => rq.end_partial(done, status),
     }
 }
 
@@ -197,19 +197,19 @@ impl Operations for RNullOps {
             }
             return Err(rq.refuse(Status::RESOURCE));
         }
-        // Nothing refuses the request after it took a host tag: blk-mq
-        // would keep the tag's request, and its next dispatch would take
-        // another.
-        if let Some(host) = &hw.host {
-            match host.get(&hw.hint) {
-                Ok(tag) => rq.data().set_host_tag(tag),
+        // The tag goes into the request as it starts (a refused request
+        // cannot hold one: see `start_holding`).
+        let tag = match &hw.host {
+            Some(host) => match HostTag::get(host, &hw.hint) {
+                Ok(tag) => Some(tag),
                 // blk-mq keeps the request and, told DEV_RESOURCE, arms no
                 // delayed re-run: the put that frees a tag restarts the queue
                 // (see `host_budget` and `kapi::wake`).
                 Err(_) => return Err(rq.refuse(Status::DEV_RESOURCE)),
-            }
-        }
-        let (mut rq, started) = rq.start();
+            },
+            None => None,
+        };
+        let (mut rq, started) = start_holding(rq, tag);
         // Read after the start: what is not needed is not loaded, and
         // nothing is kept across the call.
         let info = rq.info();
@@ -224,6 +224,10 @@ impl Operations for RNullOps {
                 }
             }
             let status = dev.execute(ctx, &rq, info.op);
+            if status == NO_MEMORY {
+                rq.requeue_after(NO_MEMORY_RETRY_MS);
+                return Ok(started);
+            }
             if let Some(spindle) = &dev.spindle {
                 rq.data().set_status(status);
                 Spindle::submit(spindle, rq);
@@ -256,7 +260,7 @@ impl Operations for RNullOps {
             return Ok(started);
         }
         match (dev.config.irqmode, delay) {
-            (IrqMode::None, None) => finish(rq, status, |rq, status| ctx.end(rq, status)),
+            (IrqMode::None, None) => ctx.end(rq, status),
             (IrqMode::Softirq, None) => {
                 rq.data().set_status(status);
                 rq.complete();
@@ -318,7 +322,7 @@ impl Operations for RNullOps {
                 }
             }
             let status = rq.data().status();
-            finish(rq, status, |rq, status| batch.end(rq, status));
+            batch.end(rq, status);
             ended += 1;
         }
         // Relaxed: a statistic.
@@ -331,12 +335,8 @@ impl Operations for RNullOps {
         Some(&hw.polled)
     }
 
-    /// Gives back the request's host tag, if it holds one, and forgets its
-    /// partial byte count: `finish` reads it, but a request can leave
-    /// without `finish` (timed out, dropped), and a count left in the slot
-    /// would make the slot's next request that fails before moving any
-    /// byte report bytes it never moved. kapi calls it only when
-    /// [`Self::holds`] says so; inline, since `Request::end` already puts
+    /// Gives back the request's host tag, if it holds one. kapi calls it
+    /// only when [`Self::holds`] says so; inline, since `Request::end` already puts
     /// it out of line. The rare part of the put (a starved device drained,
     /// or devices wait) is left to [`Self::release_rest`], so that this
     /// calls nothing.
@@ -368,8 +368,7 @@ impl Operations for RNullOps {
         }
     }
 
-    /// A request holds something only with a host budget or a bad block:
-    /// one load tells.
+    /// A request holds something only with a host budget: one load tells.
     #[inline(always)]
     fn holds(rq: &Request<Self>) -> bool {
         rq.data().holds_anything()
@@ -379,16 +378,23 @@ impl Operations for RNullOps {
 
     fn complete(rq: Request<Self>) {
         let status = rq.data().status();
-        finish(rq, status, Request::end);
+        rq.end(status);
     }
 
     fn timer_expired(rq: Request<Self>) {
         let status = rq.data().status();
-        finish(rq, status, Request::end);
+        rq.end(status);
     }
 
     fn timed_out(rq: Request<Self>) {
         rq.end(Status::TIMEOUT);
+    }
+
+    /// The rotational model holds its requests until the drive serves
+    /// them, and gives them up after a few timeouts, or when the queue
+    /// drains (see [`Spindle::reclaim`]).
+    fn reclaim(dev: ArcBorrow<'_, DeviceData>, rq: &Expired<'_>) -> Option<Request<Self>> {
+        Spindle::reclaim(dev.spindle.as_ref()?, rq)
     }
 }
 

@@ -10,14 +10,20 @@ use crate::{
     host_budget::HostMember,
     kapi::cpu::possible_cpus,
     kapi::{
-        badblocks::BadBlocks, pages::PageStore, poll::PollList, request::Status, time::now_ns,
-        timer::Timer, write_cache::WriteCache,
+        badblocks::BadBlocks,
+        pages::PageStore,
+        poll::PollList,
+        request::{Pending, Request, Started, Status},
+        time::now_ns,
+        timer::Timer,
+        write_cache::WriteCache,
     },
-    rtags::{bitmap::MAX_TAGS, host::PutRest, link::Link},
+    rtags::{bitmap::MAX_TAGS, host::PutRest, host::Refusal, link::Link},
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
 };
 use core::{
+    mem::ManuallyDrop,
     pin::Pin,
     sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
@@ -248,17 +254,58 @@ pub(crate) struct HwQueue {
     pub(crate) polled: PollList<RNullOps>,
 }
 
+/// A host tag taken for a request that is not started yet: given back if
+/// dropped, so a request refused after taking one leaks nothing. Only
+/// [`HostTag::get`] makes one and only [`start_holding`] records one in a
+/// request (which it starts: see [`Pending::start_with`]).
+#[must_use]
+pub(crate) struct HostTag<'a> {
+    host: &'a HostMember,
+    tag: u32,
+}
+
+impl<'a> HostTag<'a> {
+    /// Takes a tag of `host` for one request ([`HostMember::get`]).
+    #[inline(always)]
+    pub(crate) fn get(host: &'a HostMember, hint: &AtomicU32) -> Result<Self, Refusal> {
+        host.get(hint).map(|tag| Self { host, tag })
+    }
+}
+
+impl Drop for HostTag<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        match self.host.put_begin(self.tag) {
+            PutRest::Done => {}
+            rest => self.host.put_finish(rest),
+        }
+    }
+}
+
+/// Starts `rq`, recording `tag` (if any) in its data first, where every
+/// way the request leaves the driver gives it back (`RNullOps::release`).
+#[inline(always)]
+pub(crate) fn start_holding(
+    rq: Pending<'_, RNullOps>,
+    tag: Option<HostTag<'_>>,
+) -> (Request<RNullOps>, Started) {
+    rq.start_with(|cmd| {
+        if let Some(tag) = tag {
+            // Kept by the request from here on, not put back.
+            cmd.set_host_tag(ManuallyDrop::new(tag).tag);
+        }
+    })
+}
+
 /// Per request state.
 pub(crate) struct Command {
     /// The status to end with, carried from `queue_rq` to the completion.
     status: AtomicU8,
-    /// What the request holds until it leaves the driver, in one word so
-    /// that the end of a request that holds nothing (no host budget, no
-    /// bad block) costs one compare with zero: the host tag plus one in
-    /// the low half (0: none), the bytes to complete successfully before
-    /// failing the rest (a bad block with `badblocks_partial_io`) in the
-    /// high half. 0 again when the request leaves (`RNullOps::release`).
-    held: AtomicU64,
+    /// The host tag the request holds until it leaves the driver, plus
+    /// one (0: none), so that the end of a request that holds nothing (no
+    /// host budget) costs one compare with zero. 0 again when the request
+    /// leaves (`RNullOps::release`).
+    held: AtomicU32,
     /// Arrival time at the rotational model's dispatcher.
     arrival_ns: AtomicU64,
     /// Software queue slot at the rotational model's dispatcher.
@@ -266,12 +313,17 @@ pub(crate) struct Command {
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
-    /// On a poll queue: the time (`now_ns`) before which `poll` leaves the
-    /// request alone (a bandwidth limit's delay), or 0.
+    /// When the request is due (`now_ns`): on a poll queue, the time
+    /// before which `poll` leaves it alone (a bandwidth limit's delay), or
+    /// 0; in the rotational model, when the drive is done with it (the
+    /// model has no poll queues).
     due_ns: AtomicU64,
     /// What the put of the host tag left (`PutRest as u8`), from
     /// `RNullOps::release` to `release_rest`.
     put_rest: AtomicU8,
+    /// Expiries of blk-mq's timeout while the rotational model holds the
+    /// request.
+    timeouts: AtomicU8,
 }
 
 impl Command {
@@ -279,35 +331,14 @@ impl Command {
     pub(crate) fn new() -> Self {
         Self {
             status: AtomicU8::new(Status::OK.raw()),
-            held: AtomicU64::new(0),
+            held: AtomicU32::new(0),
             arrival_ns: AtomicU64::new(0),
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
             due_ns: AtomicU64::new(0),
             put_rest: AtomicU8::new(PutRest::Done as u8),
+            timeouts: AtomicU8::new(0),
         }
-    }
-
-    /// Stores how many bytes the failed request completes first (in
-    /// `queue_rq`, after its host tag).
-    pub(crate) fn set_done_bytes(&self, bytes: u32) {
-        // Relaxed (every access to `held`): only the request's owner touches
-        // it, `queue_rq` and then whoever ends it, ordered after `queue_rq`
-        // by the hand-off between them: blk_mq_complete_request's IPI or
-        // softirq, the hrtimer's start, the poll list's Release/Acquire,
-        // the rotational model's lock, `lose`'s Release to the timeout
-        // handler's Acquire, or the timer base lock behind a timeout's
-        // `hrtimer_try_to_cancel`. The previous use's clearing is ordered
-        // before the slot's next `queue_rq` by blk-mq's tag free and
-        // allocation (or the requeue list's lock after `requeue`).
-        let tag = self.held.load(Ordering::Relaxed) & u64::from(u32::MAX);
-        self.held
-            .store(tag | u64::from(bytes) << 32, Ordering::Relaxed);
-    }
-
-    /// What [`Self::set_done_bytes`] stored, or 0.
-    pub(crate) fn done_bytes(&self) -> u32 {
-        (self.held.load(Ordering::Relaxed) >> 32) as u32
     }
 
     /// On a poll queue: `poll` ends the request from `ns` on (0: at once).
@@ -335,48 +366,52 @@ impl Command {
         Status::from_raw(self.status.load(Ordering::Relaxed))
     }
 
-    /// Records the host tag taken by `queue_rq`, before anything else
-    /// is held: a request that left the driver holds nothing
-    /// (`RNullOps::release`), and `queue_rq` takes the tag before it
-    /// could record a byte count.
-    pub(crate) fn set_host_tag(&self, tag: u32) {
-        // A tag and its `+ 1` fit the low half.
+    /// Records the host tag taken by `queue_rq` ([`start_holding`] only).
+    fn set_host_tag(&self, tag: u32) {
+        // A tag and its `+ 1` fit.
         const { assert!(MAX_TAGS < u32::MAX) };
-        // Relaxed: see `set_done_bytes`.
+        // Relaxed (every access to `held`): only the request's owner
+        // touches it, `queue_rq` and then whoever ends it, ordered after
+        // `queue_rq` by the hand-off between them: blk_mq_complete_request's
+        // IPI or softirq, the hrtimer's start, the poll list's
+        // Release/Acquire, the rotational model's lock, `lose`'s Release to
+        // the timeout handler's Acquire, or the timer base lock behind a
+        // timeout's `hrtimer_try_to_cancel`. The previous use's clearing is
+        // ordered before the slot's next `queue_rq` by blk-mq's tag free
+        // and allocation (or the requeue list's lock after `requeue`).
         debug_assert_eq!(self.held.load(Ordering::Relaxed), 0);
         // Wrapping: no overflow check, which the assertion above makes moot.
-        self.held
-            .store(u64::from(tag.wrapping_add(1)), Ordering::Relaxed);
+        self.held.store(tag.wrapping_add(1), Ordering::Relaxed);
     }
 
-    /// Whether the request holds anything [`Self::take_held`] would take.
+    /// Whether the request holds a host tag.
     #[inline(always)]
     pub(crate) fn holds_anything(&self) -> bool {
-        // Relaxed: see `set_done_bytes`.
+        // Relaxed: see `set_host_tag`.
         self.held.load(Ordering::Relaxed) != 0
     }
 
-    /// Forgets the byte count and takes the host tag held, if any, leaving
-    /// nothing held for the slot's next request.
+    /// Takes the host tag held, if any, leaving none held for the slot's
+    /// next request.
     pub(crate) fn take_held(&self) -> Option<u32> {
-        // Relaxed: see `set_done_bytes`.
+        // Relaxed: see `set_host_tag`.
         let held = self.held.load(Ordering::Relaxed);
         self.held.store(0, Ordering::Relaxed);
         // One compare for "none" (0 wraps) and the tag's range, which
         // rtags' put then need not check again (both inline).
-        let tag = (held as u32).wrapping_sub(1);
+        let tag = held.wrapping_sub(1);
         (tag < MAX_TAGS).then_some(tag)
     }
 
     /// Keeps what the put of the host tag left, for `release_rest`.
     pub(crate) fn set_put_rest(&self, rest: PutRest) {
-        // Relaxed: see `set_done_bytes`.
+        // Relaxed: see `set_host_tag`.
         self.put_rest.store(rest as u8, Ordering::Relaxed);
     }
 
     /// Takes what the put of the host tag left.
     pub(crate) fn take_put_rest(&self) -> PutRest {
-        // Relaxed: see `set_done_bytes`.
+        // Relaxed: see `set_host_tag`.
         PutRest::from_raw(self.put_rest.swap(PutRest::Done as u8, Ordering::Relaxed))
     }
 
@@ -399,6 +434,7 @@ impl SpindleRequest for Command {
         // Relaxed: only read under the same lock.
         self.slot.store(slot, Ordering::Relaxed);
         self.arrival_ns.store(now_ns, Ordering::Relaxed);
+        self.timeouts.store(0, Ordering::Relaxed);
     }
 
     fn slot(&self) -> u32 {
@@ -415,7 +451,21 @@ impl SpindleRequest for Command {
         Command::status(self)
     }
 
-    fn done_bytes(&self) -> u32 {
-        Command::done_bytes(self)
+    fn set_done_ns(&self, done_ns: u64) {
+        // Relaxed: only read under the same lock.
+        self.due_ns.store(done_ns, Ordering::Relaxed);
+    }
+
+    fn done_ns(&self) -> u64 {
+        // Relaxed: see `set_done_ns`.
+        self.due_ns.load(Ordering::Relaxed)
+    }
+
+    fn note_timeout(&self) -> u32 {
+        // Relaxed: see `set_arrival`. Saturating: no wrap to 0 however
+        // long the request is kept.
+        let n = self.timeouts.load(Ordering::Relaxed).saturating_add(1);
+        self.timeouts.store(n, Ordering::Relaxed);
+        u32::from(n)
     }
 }

@@ -44,7 +44,7 @@ use crate::{
     kapi::{
         irq_lock::IrqSpinLock,
         operations::Operations,
-        request::{Info, Op, Request, Status},
+        request::{Expired, Info, Op, Request, Status},
         rq_fifo::RqFifo,
         time::now_ns,
         timer::{Fire, Timer},
@@ -73,9 +73,16 @@ pub(crate) trait SpindleRequest {
     /// `queue_rq` before [`Spindle::submit`]).
     fn status(&self) -> Status;
 
-    /// How many of its bytes a failed request completes first (see
-    /// [`Request::end_partial`]); `Operations::release` forgets it.
-    fn done_bytes(&self) -> u32;
+    /// Records when the drive is done with the request (under the
+    /// dispatcher's lock).
+    fn set_done_ns(&self, done_ns: u64);
+
+    /// The time recorded by [`Self::set_done_ns`].
+    fn done_ns(&self) -> u64;
+
+    /// Counts one more expiry of blk-mq's timeout while the spindle holds
+    /// the request (from 0 at [`Self::set_arrival`]); returns the count.
+    fn note_timeout(&self) -> u32;
 }
 
 /// Software queues the dispatcher tells apart (the slice scheduler's);
@@ -85,12 +92,11 @@ const SLOTS: usize = MAX_CTX as usize;
 /// Requests the drive serves at once: a hit and a miss or write.
 const IN_SERVICE: usize = 2;
 
-/// A request in service, its slot and when it is done.
-struct Serving<T: Operations> {
-    rq: Request<T>,
-    slot: u32,
-    done_ns: u64,
-}
+/// Expiries of blk-mq's request timeout after which the spindle gives a
+/// request it holds up, to be timed out (the first ones only reset the
+/// timer, as for a slow disk): a wedged model or a drive too slow for the
+/// timeout fails its requests rather than holding them for ever.
+const TIMEOUTS_KEPT: u32 = 2;
 
 /// The drive's command for a staged request.
 fn command(info: &Info, queued_ns: u64) -> Command {
@@ -121,7 +127,11 @@ struct Dispatch<T: Operations> {
     /// When the slice scheduler wants to choose again (a wait for the
     /// active slot's next request).
     wake_ns: Option<u64>,
-    serving: [Option<Serving<T>>; IN_SERVICE],
+    /// The requests in the drive's service (at most [`IN_SERVICE`]), each
+    /// done at its [`SpindleRequest::done_ns`]. Every request the spindle
+    /// holds is in `staged` or here, so none is dropped with the spindle
+    /// (an `RqFifo` does not end its requests: see its `Drop`).
+    serving: RqFifo<T>,
     /// The drive, 2.3 KiB: boxed when the device is created.
     disk: KBox<Disk>,
 }
@@ -141,7 +151,7 @@ where
             sched,
             offer: u64::MAX,
             wake_ns: None,
-            serving: [None, None],
+            serving: RqFifo::default(),
             disk,
         }
     }
@@ -164,7 +174,7 @@ where
     fn feed(&mut self, now: u64) {
         let mask = self.offer;
         let offer = |d: &T::RequestData| mask & 1u64.wrapping_shl(d.slot()) != 0;
-        while let Some(free) = self.serving.iter().position(Option::is_none) {
+        while self.serving.len() < IN_SERVICE {
             let offered = self
                 .staged
                 .iter()
@@ -185,26 +195,54 @@ where
                 return;
             };
             let cmd = command(&rq.info(), rq.data().arrival_ns());
-            let slot = rq.data().slot();
-            if let Some(n) = self.counts.get_mut(slot as usize) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    self.pending &= !(1u64 << slot);
-                }
+            self.unstaged(rq.data().slot());
+            rq.data().set_done_ns(self.disk.start(now, cmd).done_ns);
+            self.serving.push_back(rq);
+        }
+    }
+
+    /// Counts a request of `slot` out of the staged ones.
+    fn unstaged(&mut self, slot: u32) {
+        if let Some(n) = self.counts.get_mut(slot as usize) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.pending &= !(1u64 << slot);
             }
-            let done_ns = self.disk.start(now, cmd).done_ns;
-            self.serving[free] = Some(Serving { rq, slot, done_ns });
         }
     }
 
     /// Whether the drive has nothing in service.
     fn idle(&self) -> bool {
-        self.serving.iter().all(Option::is_none)
+        self.serving.len() == 0
+    }
+
+    /// Takes the requests in service that are done at `now` (at most
+    /// [`IN_SERVICE`]).
+    fn take_done(&mut self, now: u64) -> [Option<Request<T>>; IN_SERVICE] {
+        let mut done = [None, None];
+        let mut out = done.iter_mut();
+        let mut i = 0;
+        while let Some(due) = self.serving.iter().nth(i).map(|(_, d)| d.done_ns() <= now) {
+            if !due {
+                i += 1;
+                continue;
+            }
+            match (self.serving.remove(i), out.next()) {
+                (Some(rq), Some(slot)) => *slot = Some(rq),
+                // More in service than `IN_SERVICE` (never): back to stay.
+                (Some(rq), None) => {
+                    self.serving.push_back(rq);
+                    break;
+                }
+                (None, _) => break,
+            }
+        }
+        done
     }
 
     /// The next time the timer must fire: a completion or a slice's wait.
     fn next_event(&self) -> Option<u64> {
-        let done = self.serving.iter().flatten().map(|s| s.done_ns).min();
+        let done = self.serving.iter().map(|(_, d)| d.done_ns()).min();
         match (done, self.wake_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -281,6 +319,37 @@ where
         this.dispatch(&mut st, now, timer);
     }
 
+    /// blk-mq's timeout fired for `rq`: if the spindle holds it (staged or
+    /// in service), it is given up and returned, to be timed out, once its
+    /// timeout has expired more than [`TIMEOUTS_KEPT`] times or when the
+    /// queue is draining (a removal waits for it); until then the timer is
+    /// reset (`None`, also for a request the spindle does not have).
+    pub(crate) fn reclaim(timer: &Timer<Self>, rq: &Expired<'_>) -> Option<Request<T>> {
+        let this = timer.target();
+        let mut st = this.state.lock();
+        let give_up = |d: &T::RequestData| d.note_timeout() > TIMEOUTS_KEPT || rq.draining();
+        let taken = if let Some((i, d)) = st.staged.find(rq) {
+            if !give_up(d) {
+                return None;
+            }
+            let taken = st.staged.remove(i)?;
+            st.unstaged(taken.data().slot());
+            taken
+        } else {
+            let (i, d) = st.serving.find(rq)?;
+            if !give_up(d) {
+                return None;
+            }
+            // The drive's model keeps its timing; the slot is free for the
+            // next request.
+            st.serving.remove(i)?
+        };
+        // Under the lock: see `submit`.
+        let now = now_ns();
+        this.dispatch(&mut st, now, timer);
+        Some(taken)
+    }
+
     /// Asks the slice scheduler what the drive may be offered, feeds it,
     /// and arms the timer for the next completion or wait.
     fn dispatch(&self, st: &mut Dispatch<T>, now: u64, timer: &Timer<Self>) {
@@ -313,34 +382,27 @@ where
 {
     fn fire(timer: &Timer<Self>) {
         let this = timer.target();
-        let done: [Option<Request<T>>; IN_SERVICE] = {
+        let done = {
             let mut st = this.state.lock();
             // Under the lock: see `submit`.
             let now = now_ns();
-            let mut done = [None, None];
-            for (slot, out) in st.serving.iter_mut().zip(done.iter_mut()) {
-                if slot.as_ref().is_some_and(|s| s.done_ns <= now) {
-                    *out = slot.take();
-                }
-            }
-            let sliced = st.sched.is_enabled();
-            for d in done.iter().flatten() {
-                if sliced {
-                    st.sched.serviced(d.slot, now);
+            let done = st.take_done(now);
+            if st.sched.is_enabled() {
+                for rq in done.iter().flatten() {
+                    st.sched.serviced(rq.data().slot(), now);
                 }
             }
             if st.wake_ns.is_some_and(|t| t <= now) {
                 st.wake_ns = None;
             }
             this.dispatch(&mut st, now, timer);
-            done.map(|d| d.map(|s| s.rq))
+            done
         };
         for rq in done.into_iter().flatten() {
-            let (status, done) = (rq.data().status(), rq.data().done_bytes());
-            // `end_partial` calls `Operations::release` first: the driver
-            // gives back what it holds for the request (rnull: its host
-            // tag).
-            rq.end_partial(done, status);
+            let status = rq.data().status();
+            // `end` calls `Operations::release` first: the driver gives
+            // back what it holds for the request (rnull: its host tag).
+            rq.end(status);
         }
     }
 }

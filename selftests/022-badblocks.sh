@@ -4,8 +4,8 @@
 # good, at any time, and a read lists the ranges; I/O touching a bad
 # sector fails with EIO and the rest succeeds; the table outlives power
 # cycles; in once mode a bad range heals after failing once; in partial
-# mode a failing write moves the data before the bad block (and a merged
-# request completes its bios before it); hostile input is refused with
+# mode a failing write moves the data before the bad block and still fails
+# whole (a merged request fails all its bios, as null_blk's); hostile input is refused with
 # EINVAL and a log line and changes nothing; a full table refuses with
 # ENOSPC and changes nothing.
 . "$(dirname "$0")/lib.sh"
@@ -175,10 +175,10 @@ failed_write partial 300 310-311 5120
 # Bad again, for the plain mode below.
 echo "+310-311" >$d/badblocks || fail "+310-311 again"
 # Three 4 KiB writes submitted together (libaio plugs three or more) merge
-# into one request; it fails at sector 410, so the first bio (400..407)
-# completes and the other two fail.
+# into one request; it fails at sector 410 and, as null_blk's, fails whole:
+# the first bio (400..407), whose data moved, fails with the other two.
 echo "+410-410" >$d/badblocks || fail "+410-410"
-merged_write "partial" 2
+merged_write "partial" 3
 echo 0 >$d/power || fail "power=0"
 
 # Without partial mode a failing write moves nothing, and the merged

@@ -15,9 +15,12 @@
 //! depends on the kernel's configuration (lockdep); the declaration uses
 //! `bindings::seqlock_t`, generated for the kernel rnull is built against,
 //! so it is right for every configuration. The offsets before the lock
-//! (which do not depend on it) are asserted here, and `scripts/check-configfs-layout.py` (`make test`)
-//! compares the whole layout and the function prototypes with bindgen's
-//! for the kernel's header.
+//! (which do not depend on it) are asserted here. `badblocks_abi.c`,
+//! compiled with the module (and linked into nothing), asserts that the
+//! kernel's header has this structure, field for field, and these
+//! prototypes, so a kernel that changed them fails `make modules`;
+//! `scripts/check-configfs-layout.py` (`make test`) also compares both with
+//! bindgen's output for the header.
 
 use super::fmt::BufWriter;
 use core::{
@@ -42,7 +45,8 @@ pub(super) mod raw {
         ffi::{c_char, c_int},
     };
 
-    /// `struct badblocks`.
+    /// `struct badblocks` (spelt in C in `badblocks_abi.c`, which checks
+    /// it against the header: change both together).
     #[repr(C)]
     pub(crate) struct badblocks {
         pub(crate) dev: *mut bindings::device,

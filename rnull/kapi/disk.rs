@@ -4,8 +4,9 @@
 
 use super::{
     disk_files::{DiskFiles, DiskGroup, HctxFile},
-    fmt::BufWriter,
+    fmt::{BufWriter, Errno},
     lock_class::LockClass,
+    noio::NoIoScope,
     operations::Operations,
     sysfs::Attr,
     tagset::{QueueCounts, TagSet},
@@ -318,7 +319,8 @@ impl<T: DiskFiles> Disk<T> {
     /// request in flight ends; a request waiting for another disk's tag is
     /// still woken), then taken out of the waker and its hctx files removed
     /// while blk-mq replaces the hardware queue directories; both come back
-    /// after. `EINVAL`/`ENOMEM` as [`TagSet::update_counts`], with the old
+    /// after, all allocations of the frozen section being `GFP_NOIO`.
+    /// `EINVAL`/`ENOMEM` as [`TagSet::update_counts`], with the old
     /// queues kept. Files that cannot be made again (no memory) are logged
     /// and left out; the change stands.
     pub(crate) fn update_hw_queues(&mut self, counts: QueueCounts) -> Result {
@@ -337,6 +339,11 @@ impl<T: DiskFiles> Disk<T> {
         // SAFETY: `q` is live; freezing waits for its requests and may
         // sleep, which this process context allows. Unfrozen below.
         unsafe { bindings::blk_mq_freeze_queue(q) };
+        // Until unfrozen, no allocation may start I/O: reclaim writing back
+        // to this disk would wait for the freeze. `init_hctx` allocates
+        // with `GFP_NOIO`, but blk-mq's hardware queue directories and our
+        // files in them are made with `GFP_KERNEL`.
+        let noio = NoIoScope::new();
         if let Some((waker, index)) = &self.waker {
             waker.unregister(*index);
         }
@@ -352,12 +359,28 @@ impl<T: DiskFiles> Disk<T> {
             // before that.
             unsafe { waker.register(*index, q) };
         }
+        drop(noio);
         // SAFETY: frozen above.
         unsafe { bindings::blk_mq_unfreeze_queue(q) };
         if let Err(e) = files {
-            pr_err!("hardware queue files missing after changing the queues: {e:?}\n");
+            pr_err!(
+                "{}: some hardware queue files could not be made again after changing the queues ({}); the change stands without them\n",
+                self.name(),
+                Errno(e)
+            );
         }
         updated
+    }
+
+    /// The disk's name (`rnullb0`).
+    fn name(&self) -> &str {
+        // SAFETY: the disk is registered (type invariant): its name is
+        // fixed, NUL-terminated within the array, and lives with `self`.
+        let name = unsafe { &(*self.gendisk.as_ptr()).disk_name };
+        // SAFETY: `c_char` and `u8` have the same size and alignment.
+        let bytes = unsafe { core::slice::from_raw_parts(name.as_ptr().cast::<u8>(), name.len()) };
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        core::str::from_utf8(&bytes[..len]).unwrap_or("rnull")
     }
 
     /// Adds `T::HCTX_FILES` to every hardware queue directory

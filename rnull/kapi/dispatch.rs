@@ -6,6 +6,7 @@
 use super::{
     batch::CompletionBatch,
     operations::{Operations, OperationsVTable},
+    rcu::ReadSide,
     request::{Pending, Request, Status},
 };
 use core::{marker::PhantomData, ptr::NonNull};
@@ -19,11 +20,11 @@ use kernel::{bindings, types::ForeignOwnable};
 ///
 /// # Invariants
 ///
-/// If `blocking` is false, the tag set is not `BLK_MQ_F_BLOCKING` and the
-/// call runs inside blk-mq's `rcu_read_lock()` section (which
-/// `blk_mq_quiesce_queue` relies on), for as long as the value lives.
+/// `rcu` is set exactly when the tag set is not `BLK_MQ_F_BLOCKING`; then
+/// the call runs inside blk-mq's `rcu_read_lock()` section (which
+/// `blk_mq_quiesce_queue` relies on) for as long as the value lives.
 pub(crate) struct Dispatch<'a> {
-    blocking: bool,
+    rcu: Option<ReadSide<'a>>,
     /// The hardware queue is a poll queue (`HCTX_TYPE_POLL`).
     polled: bool,
     /// Where successful completions go when blk-mq dispatches a batch.
@@ -48,9 +49,12 @@ impl<'a> Dispatch<'a> {
         // the queue frozen, so not while we dispatch.
         // SAFETY: the caller guarantees `hctx` is live; see above.
         let (flags, ty) = unsafe { ((*hctx).flags, (*hctx).type_) };
+        let blocking = flags & bindings::BLK_MQ_F_BLOCKING as usize != 0;
         // INVARIANT: guaranteed by the caller.
         Self {
-            blocking: flags & bindings::BLK_MQ_F_BLOCKING as usize != 0,
+            // SAFETY: a non-blocking set's dispatch holds `rcu_read_lock()`
+            // (guaranteed by the caller) while `self` lives on this frame.
+            rcu: (!blocking).then(|| unsafe { ReadSide::new() }),
             polled: u32::from(ty) == bindings::hctx_type_HCTX_TYPE_POLL,
             batch,
             _p: PhantomData,
@@ -73,9 +77,16 @@ impl<'a> Dispatch<'a> {
         self.polled
     }
 
-    /// The caller holds the RCU read lock (a non-blocking tag set).
-    pub(crate) fn rcu_held(&self) -> bool {
-        !self.blocking
+    /// The RCU read-side critical section the dispatch runs in (a
+    /// non-blocking tag set), for lookups whose results it keeps valid;
+    /// `None` on a blocking set.
+    pub(crate) fn rcu(&self) -> Option<&ReadSide<'_>> {
+        self.rcu.as_ref()
+    }
+
+    /// The caller may sleep (a blocking tag set).
+    pub(crate) fn may_sleep(&self) -> bool {
+        self.rcu.is_none()
     }
 }
 

@@ -37,3 +37,45 @@ impl fmt::Write for BufWriter<'_> {
         Ok(())
     }
 }
+
+/// An error shown by its errno name (`EEXIST`), for kernel log lines:
+/// `Error`'s `Debug` gives the name only with CONFIG_SYMBOLIC_ERRNAME and
+/// `Error(17)` without it. The names of the errnos rnull's paths can meet;
+/// any other shows as `errno N`.
+pub(crate) struct Errno(pub(crate) kernel::error::Error);
+
+impl fmt::Display for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const NAMES: [(i32, &str); 24] = [
+            (1, "EPERM"),
+            (2, "ENOENT"),
+            (4, "EINTR"),
+            (5, "EIO"),
+            (6, "ENXIO"),
+            (7, "E2BIG"),
+            (9, "EBADF"),
+            (11, "EAGAIN"),
+            (12, "ENOMEM"),
+            (13, "EACCES"),
+            (14, "EFAULT"),
+            (16, "EBUSY"),
+            (17, "EEXIST"),
+            (19, "ENODEV"),
+            (22, "EINVAL"),
+            (24, "EMFILE"),
+            (28, "ENOSPC"),
+            (34, "ERANGE"),
+            (38, "ENOSYS"),
+            (75, "EOVERFLOW"),
+            (95, "EOPNOTSUPP"),
+            (110, "ETIMEDOUT"),
+            (512, "ERESTARTSYS"),
+            (524, "ENOTSUPP"),
+        ];
+        let errno = -self.0.to_errno();
+        match NAMES.iter().find(|(n, _)| *n == errno) {
+            Some((_, name)) => f.write_str(name),
+            None => write!(f, "errno {errno}"),
+        }
+    }
+}

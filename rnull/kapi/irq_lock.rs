@@ -8,7 +8,7 @@
 use super::lock_class::LockClass;
 use core::{
     cell::UnsafeCell,
-    marker::PhantomPinned,
+    marker::{PhantomData, PhantomPinned},
     ops::{Deref, DerefMut},
 };
 use kernel::{bindings, c_str, ffi::c_ulong, init::PinInit, pin_init, prelude::*, types::Opaque};
@@ -69,15 +69,40 @@ impl<T> IrqSpinLock<T> {
         // file builds on (see the `compile_error!` above).
         // SAFETY: the lock is initialised (type invariant) and is a `raw_spinlock_t` (above).
         let flags = unsafe { bindings::_raw_spin_lock_irqsave(self.lock.get().cast()) };
-        IrqGuard { lock: self, flags }
+        IrqGuard {
+            lock: self,
+            flags,
+            _not_send: PhantomData,
+        }
     }
 }
 
 /// Proof that the lock is held; unlocks on drop.
+///
+/// Not `Send`: the lock was taken with this CPU's interrupts disabled,
+/// and the unlock restores `flags` into the CPU it runs on, so it must
+/// run on the one that locked (as the kernel crate's `Guard`).
 pub(crate) struct IrqGuard<'a, T> {
     lock: &'a IrqSpinLock<T>,
     flags: c_ulong,
+    _not_send: PhantomData<*mut ()>,
 }
+
+// SAFETY: a shared guard only lends `&T`, which other threads may use when
+// `T: Sync`; the guard itself stays on its CPU (not `Send`).
+unsafe impl<T: Sync> Sync for IrqGuard<'_, T> {}
+
+// The guard must not be `Send`: the build fails if it becomes so (two
+// applicable impls make the path ambiguous, as `static_assertions`'
+// `assert_not_impl_any!`).
+const _: fn() = || {
+    trait AmbiguousIfSend<A> {
+        fn check() {}
+    }
+    impl<X: ?Sized> AmbiguousIfSend<()> for X {}
+    impl<X: ?Sized + Send> AmbiguousIfSend<u8> for X {}
+    <IrqGuard<'static, u64> as AmbiguousIfSend<_>>::check();
+};
 
 impl<T> Deref for IrqGuard<'_, T> {
     type Target = T;

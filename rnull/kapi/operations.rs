@@ -12,8 +12,9 @@
 
 use super::{
     dispatch::{Dispatch, RqList},
+    noio::NoIoScope,
     poll::{PollBatch, PollList},
-    request::{reclaim_from_timer, Pdu, Pending, Refused, Request, Started, Status},
+    request::{reclaim_from_timer, Expired, Pdu, Pending, Refused, Request, Started, Status},
     tagset::QueueMaps,
 };
 use core::{ffi::c_void, marker::PhantomData, pin::Pin, ptr::NonNull};
@@ -155,9 +156,26 @@ pub(crate) trait Operations: Sized + 'static {
         None
     }
 
+    /// blk-mq's timeout fired for `rq`, which kapi does not hold (not on
+    /// its hrtimer, lost or on a poll list): the driver keeps it in a
+    /// structure of its own. Return it, taken out of that structure, to
+    /// have it timed out ([`Self::timed_out`], or `BLK_STS_TIMEOUT`), or
+    /// `None` to give it another timeout period (and for a request the
+    /// driver does not have: it is completing). A driver that keeps
+    /// requests must bound how long: a request kept for ever keeps
+    /// `del_gendisk`, and so module unload, waiting; [`Expired::draining`]
+    /// says someone waits for the queue.
+    fn reclaim(
+        _queue: ForeignBorrowed<'_, Self::QueueData>,
+        _rq: &Expired<'_>,
+    ) -> Option<Request<Self>> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// blk-mq's timeout fired for a request the driver had given up (an
-    /// armed hrtimer, [`Request::lose`], a list of [`Self::poll_list`]).
-    /// Without it kapi ends such a request with `BLK_STS_TIMEOUT`.
+    /// armed hrtimer, [`Request::lose`], a list of [`Self::poll_list`]) or
+    /// gives back ([`Self::reclaim`]). Without it kapi ends such a request
+    /// with `BLK_STS_TIMEOUT`.
     fn timed_out(_rq: Request<Self>) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -356,7 +374,11 @@ impl<T: Operations> OperationsVTable<T> {
             // hardware contexts live) and one on `rq` (so its tag is not
             // reused meanwhile).
             // SAFETY: as above.
-            None => unsafe { Self::reclaim_from_poll_list(rq) },
+            None => match unsafe { Self::reclaim_from_poll_list(rq) } {
+                Some(rq) => Some(rq),
+                // SAFETY: as above.
+                None => unsafe { Self::reclaim_from_driver(rq) },
+            },
         };
         match reclaimed {
             Some(rq) if T::HAS_TIMED_OUT => {
@@ -400,6 +422,29 @@ impl<T: Operations> OperationsVTable<T> {
         T::poll_list(&hw)?.take_one(rq)
     }
 
+    /// Asks the driver for `rq` back ([`Operations::reclaim`]).
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be a started request of this tag set, of a disk made by
+    /// [`super::disk::DiskBuilder`] whose queue stays alive during the call.
+    unsafe fn reclaim_from_driver(rq: *mut bindings::request) -> Option<Request<T>> {
+        if !T::HAS_RECLAIM {
+            return None;
+        }
+        let rq = NonNull::new(rq)?;
+        // SAFETY: the queue is live (guaranteed by the caller), and its
+        // `queuedata` holds a `T::QueueData` while it exists; `expired`
+        // lives for this call only.
+        let (queue, expired) = unsafe {
+            (
+                T::QueueData::borrow((*(*rq.as_ptr()).q).queuedata),
+                Expired::new(rq),
+            )
+        };
+        T::reclaim(queue, &expired)
+    }
+
     /// # Safety
     ///
     /// Called by blk-mq while setting up a hardware context of a queue made
@@ -411,7 +456,14 @@ impl<T: Operations> OperationsVTable<T> {
     ) -> i32 {
         // SAFETY: `queuedata` is set before blk-mq initialises hardware contexts.
         let queue = unsafe { Self::queue_data(hctx) };
-        match KBox::pin_init(T::init_hctx(queue, index), GFP_KERNEL) {
+        // `GFP_NOIO`, as blk-mq's own allocation of the context: a change
+        // of the queue count runs this with the queue frozen. (6.12's
+        // allocation flags have no `GFP_NOIO`: a scope makes `GFP_KERNEL`
+        // that.)
+        let noio = NoIoScope::new();
+        let data = KBox::pin_init(T::init_hctx(queue, index), GFP_KERNEL);
+        drop(noio);
+        match data {
             Ok(data) => {
                 // SAFETY: `hctx` is live; `exit_hctx_callback` takes the box back.
                 unsafe { (*hctx).driver_data = data.into_foreign() as *mut c_void };

@@ -20,11 +20,19 @@
 //! There a write allocates (`GFP_NOWAIT`: RCU readers must not sleep, and a
 //! null device has no business in the emergency reserves) as it
 //! copies and publishes each new page with its data already in it, so only
-//! a partly written page is zeroed. A blocking set's `queue_rq` runs under
-//! SRCU instead, which does not hold off `call_rcu`, so there the copy runs
-//! under `xa_lock`, and the pages a write needs are made first (`GFP_NOIO`,
-//! zeroed, outside the lock). A [`Dispatch`] says which of the two the
-//! caller is in.
+//! a partly written page is zeroed; a page it cannot have at once makes
+//! the transfer fail with `ENOMEM`, for the driver to retry the request
+//! (the copy is idempotent: a retry writes the same bytes again). A
+//! blocking set's `queue_rq` runs under SRCU instead, which does not hold
+//! off `call_rcu`, so there the copy runs under `xa_lock`, and the pages a
+//! write needs are made first (`GFP_NOIO`, zeroed, outside the lock).
+//!
+//! Either way the copy runs in an RCU read-side critical section (blk-mq's,
+//! or the spinlock's: a held spinlock disables preemption), and takes it
+//! as a [`ReadSide`]: a [`Dispatch`] lends blk-mq's ([`Dispatch::rcu`]),
+//! the held `xa_lock` makes one. [`PageStore::lookup`] needs one and ties
+//! the page it finds to its borrow, so no page can be used outside the
+//! section that keeps it from being freed.
 //!
 //! A discard racing with a write to the same page may remove the page between
 //! the write's two steps; the write then skips it, as if the discard had come
@@ -36,25 +44,23 @@
 //! runs every transfer under that lock instead of locklessly).
 
 use super::{
-    chunks::walk, dispatch::Dispatch, lock_class::LockClass, operations::Operations,
-    request::Request,
+    chunks::walk, dispatch::Dispatch, lock_class::LockClass, noio::GFP_NOIO,
+    operations::Operations, rcu::ReadSide, request::Request,
 };
 use core::{
     ffi::c_void,
+    marker::PhantomData,
     pin::Pin,
+    ptr::NonNull,
     sync::atomic::{AtomicU64, Ordering},
 };
 use kernel::{bindings, c_str, init::PinInit, pin_init, prelude::*, types::Opaque};
 
 pub(super) const PAGE_SIZE: u64 = bindings::PAGE_SIZE as u64;
 /// Allocations made inside an RCU read-side section must not sleep; a
-/// failure fails the write (`blocking=1` devices allocate with `GFP_NOIO`).
+/// failure is `ENOMEM`, for the driver to retry the request (`blocking=1`
+/// devices allocate with `GFP_NOIO`).
 pub(super) const ALLOC_UNDER_RCU: bindings::gfp_t = bindings::GFP_NOWAIT | bindings::__GFP_NOWARN;
-/// `GFP_NOIO` (`__GFP_RECLAIM`), which bindgen cannot evaluate: may sleep
-/// and reclaim, but starts no I/O, so a block driver cannot recurse into
-/// itself.
-const GFP_NOIO: bindings::gfp_t =
-    (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);
 pub(super) const SECTOR_SHIFT: u32 = 9;
 pub(super) const SECTORS_PER_PAGE: u64 = PAGE_SIZE >> SECTOR_SHIFT;
 /// `XA_PRESENT`: matches any present entry in `xa_find`.
@@ -92,7 +98,35 @@ enum Dir {
 /// Held `xa_lock` of a store.
 struct XaGuard<'a> {
     xa: *mut bindings::xarray,
-    _p: core::marker::PhantomData<&'a PageStore>,
+    _p: PhantomData<&'a PageStore>,
+}
+
+impl XaGuard<'_> {
+    /// The RCU read-side critical section that holding the lock is (a
+    /// spinlock: see [`ReadSide::held_by`]).
+    fn read_side(&self) -> ReadSide<'_> {
+        // SAFETY: `xa_lock` is a `spinlock_t`, held while `self` lives, so
+        // preemption is disabled (not PREEMPT_RT, see `ReadSide`); the
+        // guard stays on this CPU (it holds a raw pointer: not `Send`).
+        unsafe { ReadSide::new() }
+    }
+}
+
+/// A page of a [`PageStore`] found during an RCU read-side critical
+/// section, valid while the section's [`ReadSide`] is borrowed (`'a`):
+/// a page leaves the store only to be freed after a grace period (or
+/// with the store, which `'a` also borrows).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct StorePage<'a> {
+    page: NonNull<bindings::page>,
+    _p: PhantomData<&'a bindings::page>,
+}
+
+impl StorePage<'_> {
+    /// The page, for mapping it (valid as said above).
+    pub(super) fn as_ptr(self) -> *mut bindings::page {
+        self.page.as_ptr()
+    }
 }
 
 impl Drop for XaGuard<'_> {
@@ -135,14 +169,30 @@ impl PageStore {
         unsafe { bindings::spin_lock(core::ptr::addr_of_mut!((*xa).xa_lock)) };
         XaGuard {
             xa,
-            _p: core::marker::PhantomData,
+            _p: PhantomData,
         }
     }
 
-    /// The page at `index`, or null.
-    pub(super) fn lookup(&self, index: u64) -> *mut bindings::page {
-        // The caller's protection (see the module docs) keeps a found page from being freed
-        // while it is used.
+    /// The page at `index`, if any, valid while `rcu` is borrowed.
+    #[inline(always)]
+    pub(super) fn lookup<'a>(&'a self, index: u64, _rcu: &ReadSide<'a>) -> Option<StorePage<'a>> {
+        // A page leaves the array only to be freed after a grace period,
+        // or with the store (borrowed for `'a`): it lives as long as the
+        // critical section the borrow of `rcu` proves.
+        NonNull::new(self.load(index)).map(|page| StorePage {
+            page,
+            _p: PhantomData,
+        })
+    }
+
+    /// Whether there is a page at `index` (now: a hint, it may go).
+    fn contains(&self, index: u64) -> bool {
+        !self.load(index).is_null()
+    }
+
+    /// `xa_load` of `index`: the page there, or null; not to be used
+    /// beyond a comparison without a read-side section ([`Self::lookup`]).
+    fn load(&self, index: u64) -> *mut bindings::page {
         // SAFETY: the XArray is initialised; `xa_load` takes the RCU read lock itself.
         unsafe { bindings::xa_load(self.xa.get(), index as usize) }.cast::<bindings::page>()
     }
@@ -155,7 +205,7 @@ impl PageStore {
             gfp
         };
         // SAFETY: plain order-0 page allocation; `gfp` fits the caller's
-        // context (sleeping only where `Dispatch::rcu_held` is false).
+        // context (sleeping only where `Dispatch::may_sleep`).
         let page = unsafe { bindings::alloc_pages(gfp, 0) };
         if page.is_null() {
             Err(ENOMEM)
@@ -164,10 +214,32 @@ impl PageStore {
         }
     }
 
-    /// Publishes `page`, whose contents are final, at `index` unless
-    /// another writer got there first. Returns the page now at `index`:
-    /// `page`, or the other writer's (then `page` is freed).
-    pub(super) fn publish(
+    /// Publishes `page` (new, ours), whose contents are final, at `index`
+    /// unless another writer got there first. Returns the page now at
+    /// `index`, valid while `rcu` is borrowed: `page`, or the other
+    /// writer's (then `page` is freed). `gfp` must not sleep: the caller
+    /// is in a read-side critical section.
+    pub(super) fn publish<'a>(
+        &'a self,
+        index: u64,
+        page: *mut bindings::page,
+        gfp: bindings::gfp_t,
+        _rcu: &ReadSide<'a>,
+    ) -> Result<StorePage<'a>> {
+        let now = self.publish_raw(index, page, gfp)?;
+        // `publish_raw` returns a page (not null) or fails; see `lookup`
+        // for why it stays valid for `'a`.
+        NonNull::new(now)
+            .map(|page| StorePage {
+                page,
+                _p: PhantomData,
+            })
+            .ok_or(ENOMEM)
+    }
+
+    /// [`Self::publish`] without a read-side section (the page it returns
+    /// is only for comparing); `gfp` may sleep.
+    fn publish_raw(
         &self,
         index: u64,
         page: *mut bindings::page,
@@ -224,14 +296,16 @@ impl PageStore {
 
     /// Makes sure the page at `index` exists (zeroed if new).
     fn populate(&self, index: u64, gfp: bindings::gfp_t) -> Result {
-        if self.lookup(index).is_null() {
-            self.publish(index, Self::alloc_page(gfp, true)?, gfp)?;
+        if !self.contains(index) {
+            self.publish_raw(index, Self::alloc_page(gfp, true)?, gfp)?;
         }
         Ok(())
     }
 
     /// Copies a read or write request's first `limit` bytes (all of them
-    /// if it has fewer) from or to the store.
+    /// if it has fewer) from or to the store. `ENOMEM` if a page could not
+    /// be had (only where allocations must not sleep): part of the data
+    /// may have been copied, and copying it all again is the retry.
     pub(crate) fn transfer<T: Operations>(
         &self,
         ctx: &Dispatch<'_>,
@@ -254,38 +328,57 @@ impl PageStore {
         // publishes it with its data (so only a partly written page needs
         // zeroing). Under `xa_lock` (a blocking set) nothing can be
         // allocated while copying: the pages are made, zeroed, first.
-        let fill = write && ctx.rcu_held();
-        if write && !fill && bytes > 0 {
-            let first = sector / SECTORS_PER_PAGE;
-            let last = ((sector << SECTOR_SHIFT) + u64::from(bytes) - 1) / PAGE_SIZE;
-            for index in first..=last {
-                self.populate(index, GFP_NOIO)?;
+        // See the module docs: RCU (held by blk-mq) or `xa_lock`, both
+        // read-side critical sections, keep the pages we copy from being
+        // freed. One copy loop for both (the memory-backed hot path is
+        // the RCU one; the lock is released when the guard drops, after
+        // it).
+        let mut locked: Option<XaGuard<'_>> = None;
+        let lock_side: ReadSide<'_>;
+        let (rcu, fill) = match ctx.rcu() {
+            Some(rcu) => (rcu, write),
+            None => {
+                if write && bytes > 0 {
+                    let first = sector / SECTORS_PER_PAGE;
+                    let last = ((sector << SECTOR_SHIFT) + u64::from(bytes) - 1) / PAGE_SIZE;
+                    for index in first..=last {
+                        self.populate(index, GFP_NOIO)?;
+                    }
+                }
+                lock_side = locked.insert(self.lock()).read_side();
+                (&lock_side, false)
             }
-        }
-        // See the module docs: RCU (held by blk-mq) or `xa_lock` keeps the
-        // pages we copy from being freed.
-        let _guard = if ctx.rcu_held() {
-            None
-        } else {
-            Some(self.lock())
         };
-        walk(rq, bytes, |io, sector, len| {
-            self.copy_chunk(io, sector, len, dir, fill)
-        })
+        let copied = walk(rq, bytes, |io, sector, len| {
+            self.copy_chunk(io, sector, len, dir, fill, rcu)
+        });
+        drop(locked);
+        copied
     }
 
     /// Copies the `len` bytes at `io` (mapped by [`walk`], within one page
     /// of the request's memory) to or from the store at `sector` (within
     /// one store page).
     ///
-    /// The caller holds RCU or `xa_lock` (see the module docs); with `fill`
-    /// (RCU only) a write allocates and publishes the page it misses.
+    /// The caller is in the read-side critical section `rcu` (blk-mq's
+    /// RCU, or `xa_lock`: see the module docs); with `fill` (RCU only, no
+    /// `xa_lock` held) a write allocates and publishes the page it misses.
     #[inline(always)]
-    fn copy_chunk(&self, io: *mut u8, sector: u64, len: usize, dir: Dir, fill: bool) -> Result {
+    fn copy_chunk(
+        &self,
+        io: *mut u8,
+        sector: u64,
+        len: usize,
+        dir: Dir,
+        fill: bool,
+        rcu: &ReadSide<'_>,
+    ) -> Result {
         let store_off = ((sector % SECTORS_PER_PAGE) << SECTOR_SHIFT) as usize;
         let index = sector / SECTORS_PER_PAGE;
         loop {
-            let mut store = self.lookup(index);
+            let mut store = self
+                .lookup(index, rcu)
+                .map_or(core::ptr::null_mut(), StorePage::as_ptr);
             let mut fresh = core::ptr::null_mut();
             if store.is_null() && fill {
                 // Not zeroed if the chunk covers it: nobody sees the page
@@ -295,9 +388,10 @@ impl PageStore {
             }
             // A write finds no page only when a racing discard removed it:
             // skip it, as if the discard came after the write. A found
-            // store page is kept alive by the caller's RCU read lock or
-            // `xa_lock`; its mapping covers the page, and `store_off + len`
-            // stays within it; `io` is mapped for `len` bytes (`walk`).
+            // store page stays valid while `rcu` is borrowed (`lookup`), a
+            // fresh one is ours; its mapping covers the page, and
+            // `store_off + len` stays within it; `io` is mapped for `len`
+            // bytes (`walk`).
             // SAFETY: as above.
             unsafe {
                 if store.is_null() {
@@ -318,7 +412,9 @@ impl PageStore {
                     bindings::kunmap_local(mem.cast::<c_void>());
                 }
             }
-            if !fresh.is_null() && self.publish(index, fresh, ALLOC_UNDER_RCU)? != fresh {
+            if !fresh.is_null()
+                && self.publish(index, fresh, ALLOC_UNDER_RCU, rcu)?.as_ptr() != fresh
+            {
                 // Another writer published the page first; ours is gone,
                 // write into theirs (same offsets).
                 continue;
@@ -349,17 +445,15 @@ impl PageStore {
                     // Relaxed: statistic only.
                     self.pages.fetch_sub(1, Ordering::Relaxed);
                 }
-            } else {
-                let page = self.lookup(index);
-                if !page.is_null() {
-                    // SAFETY: the page is ours and stays in the array while we
-                    // hold the lock; the range is within the page.
-                    unsafe {
-                        let mem = bindings::kmap_local_page(page).cast::<u8>();
-                        // C's memset: see the copy in `copy_segment`.
-                        bindings::memset(mem.add(in_page as usize).cast(), 0, chunk as usize);
-                        bindings::kunmap_local(mem.cast::<c_void>());
-                    }
+            } else if let Some(page) = self.lookup(index, &guard.read_side()) {
+                // SAFETY: the page stays in the array while we hold the
+                // lock (only we remove pages, under it); the range is
+                // within the page.
+                unsafe {
+                    let mem = bindings::kmap_local_page(page.as_ptr()).cast::<u8>();
+                    // C's memset: see the copy in `copy_chunk`.
+                    bindings::memset(mem.add(in_page as usize).cast(), 0, chunk as usize);
+                    bindings::kunmap_local(mem.cast::<c_void>());
                 }
             }
             pos += chunk;

@@ -4,9 +4,12 @@
 //!
 //! blk-mq hands a request to `queue_rq` as a [`Pending`]. The driver either
 //! refuses it ([`Pending::refuse`], blk-mq keeps it) or starts it
-//! ([`Pending::start`]), which yields the owned [`Request`] and the
-//! [`Started`] proof `queue_rq` must return. Both consume the `Pending`, so a
-//! request can never be both started and refused.
+//! ([`Pending::start_with`]), which yields the owned
+//! [`Request`] and the [`Started`] proof `queue_rq` must return. Both
+//! consume the `Pending`, so a request can never be both started and
+//! refused, and a `Pending` lends out nothing of the request's data but to
+//! [`Pending::start_with`], so a refused request cannot have recorded
+//! anything the driver would have to give back.
 //!
 //! A [`Request`] is ended exactly once: directly ([`Request::end`]), through
 //! blk-mq's completion path ([`Request::complete`], which gives it back in
@@ -288,15 +291,23 @@ impl<'a, T: Operations> Pending<'a, T> {
         }
     }
 
-    /// The driver's per-request data.
-    pub(crate) fn data(&self) -> &T::RequestData {
+    /// Starts the request, after `record` has stored in its data what the
+    /// driver holds for it (a host tag), which every way the request leaves
+    /// gives back ([`Operations::release`]); the driver now owns it until
+    /// it ends it.
+    ///
+    /// The only access to the data of a request not yet started: a
+    /// `Pending` lends none, and this consumes it, so a request whose data
+    /// records something held is always started, never refused (a refused
+    /// request does not leave through the driver, and nothing would give
+    /// it back). The data is written before `blk_mq_start_request`, so
+    /// nothing has to be kept across that call.
+    #[inline(always)]
+    pub(crate) fn start_with(self, record: impl FnOnce(&T::RequestData)) -> (Request<T>, Started) {
         // SAFETY: the PDU is initialised while blk-mq dispatches the request
-        // (type invariant of `Pdu`) and outlives this borrow.
-        unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data }
-    }
-
-    /// Starts the request; the driver now owns it until it ends it.
-    pub(crate) fn start(self) -> (Request<T>, Started) {
+        // (type invariant of `Pdu`), and we are its only user until we
+        // start it.
+        record(unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data });
         // SAFETY: by the type invariant the request is being dispatched and
         // has not been started.
         unsafe { bindings::blk_mq_start_request(self.rq.as_ptr()) };
@@ -312,6 +323,8 @@ impl<'a, T: Operations> Pending<'a, T> {
     }
 
     /// Gives the request back to blk-mq with `status`, which must not be OK.
+    /// Nothing the driver holds can be recorded in the request by then
+    /// (see [`Self::start_with`]).
     pub(crate) fn refuse(self, status: Status) -> Refused {
         if status == Status::OK {
             Refused(Status::IO_ERROR)
@@ -442,25 +455,6 @@ impl<T: Operations> Request<T> {
         unsafe { bindings::blk_mq_end_request(rq, status.raw()) };
     }
 
-    /// Ends the request's first `done` bytes successfully and the rest with
-    /// `status`, as a device that stopped at a bad sector reports it
-    /// (`blk_update_request`, then `blk_mq_end_request` for what is left):
-    /// bios wholly before the failure complete without error. With `done`
-    /// 0, or not short of the request's length, this is [`Self::end`].
-    pub(crate) fn end_partial(self, done: u32, status: Status) {
-        self.release();
-        let rq = self.into_raw();
-        // A partial update leaves the request started with the remaining
-        // bytes, which `blk_mq_end_request` then ends.
-        // SAFETY: we owned the started request; ownership ends here.
-        unsafe {
-            if done > 0 && done < (*rq).__data_len {
-                bindings::blk_update_request(rq, Status::OK.raw(), done);
-            }
-            bindings::blk_mq_end_request(rq, status.raw());
-        }
-    }
-
     /// Gives the request back to blk-mq to be dispatched again later
     /// (fault injection: a requeue).
     pub(crate) fn requeue(self) {
@@ -469,6 +463,25 @@ impl<T: Operations> Request<T> {
         // SAFETY: we owned the started request; blk-mq takes it back and
         // will dispatch it again through `queue_rq`.
         unsafe { bindings::blk_mq_requeue_request(rq, true) };
+    }
+
+    /// Gives the request back to blk-mq to be dispatched again in `msecs`
+    /// ms (or when something else kicks the queue's requeue list first):
+    /// what a driver short of a resource it will have soon does with a
+    /// started request, as a refusal (`BLK_STS_RESOURCE`) does with one
+    /// not started.
+    pub(crate) fn requeue_after(self, msecs: u32) {
+        self.release();
+        let rq = self.into_raw();
+        // SAFETY: we owned the started request: its queue is live, and
+        // read before the request goes back; blk-mq takes the request back
+        // and dispatches it again through `queue_rq` after the kick.
+        unsafe {
+            let q = (*rq).q;
+            bindings::blk_mq_requeue_request(rq, false);
+            // Lossless: a `c_ulong` has at least 32 bits.
+            bindings::blk_mq_delay_kick_requeue_list(q, msecs as kernel::ffi::c_ulong);
+        }
     }
 
     /// Drops the request on the floor (fault injection: a lost command).
@@ -542,6 +555,48 @@ unsafe extern "C" fn timer_callback<T: Operations>(
         T::timer_expired(rq);
     }
     bindings::hrtimer_restart_HRTIMER_NORESTART
+}
+
+/// A started request whose timeout fired while the driver keeps it in a
+/// structure of its own ([`Operations::reclaim`]): a name for it, not
+/// ownership, valid for the timeout handler's call.
+pub(crate) struct Expired<'a> {
+    rq: NonNull<bindings::request>,
+    draining: bool,
+    _p: PhantomData<&'a bindings::request>,
+}
+
+impl Expired<'_> {
+    /// Names `rq` for the driver.
+    ///
+    /// # Safety
+    ///
+    /// `rq` must be a started request of a live queue (blk-mq's timeout
+    /// handler guarantees both), and the value must not outlive the call.
+    pub(super) unsafe fn new(rq: NonNull<bindings::request>) -> Self {
+        // `mq_freeze_depth` is changed under `mq_freeze_lock`, which we do
+        // not hold: a racy read, as C's `READ_ONCE`.
+        // SAFETY: `rq` and its queue are live (guaranteed by the caller).
+        let depth =
+            unsafe { core::ptr::addr_of!((*(*rq.as_ptr()).q).mq_freeze_depth).read_volatile() };
+        Self {
+            rq,
+            draining: depth > 0,
+            _p: PhantomData,
+        }
+    }
+
+    /// Whether the request is `rq` (the raw request a FIFO or list holds).
+    pub(super) fn is(&self, rq: *mut bindings::request) -> bool {
+        self.rq.as_ptr() == rq
+    }
+
+    /// Whether the queue is being frozen: someone (a removal, a change of
+    /// its hardware queues or scheduler) waits for every request of it to
+    /// end, so one kept back keeps them waiting.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining
+    }
 }
 
 /// Takes a request back from its hrtimer if the timer had not fired yet, or

@@ -5,10 +5,10 @@
 
 use super::{
     operations::Operations,
-    request::{info_of, Info, Pdu, Request},
+    request::{info_of, Expired, Info, Pdu, Request},
 };
 use core::ptr;
-use kernel::bindings;
+use kernel::{bindings, prelude::*};
 
 /// Owned, started requests in arrival order.
 ///
@@ -58,12 +58,35 @@ impl<T: Operations> RqFifo<T> {
         self.len += 1;
     }
 
+    /// How many requests it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
     /// The requests' fields and driver data, first to last.
     pub(crate) fn iter(&self) -> Iter<'_, T> {
         Iter {
             next: self.head,
             _p: core::marker::PhantomData,
         }
+    }
+
+    /// Where `rq` is in the FIFO (0: first), and its driver data, if it is
+    /// here.
+    pub(crate) fn find(&self, rq: &Expired<'_>) -> Option<(usize, &T::RequestData)> {
+        let mut raw = self.head;
+        let mut n = 0;
+        while !raw.is_null() {
+            if rq.is(raw) {
+                // SAFETY: `raw` is an owned member of the chain (type
+                // invariant), whose PDU is readable while `self` is borrowed.
+                return Some((n, unsafe { Pdu::<T>::data_of(raw) }));
+            }
+            // SAFETY: as above.
+            raw = unsafe { Pdu::<T>::link(raw) };
+            n += 1;
+        }
+        None
     }
 
     /// Takes the `n`th request (0: the first), if there are that many.
@@ -141,8 +164,20 @@ impl<'a, T: Operations> Iterator for Iter<'a, T> {
 }
 
 impl<T: Operations> Drop for RqFifo<T> {
+    /// The FIFO's owner takes every request out before it drops it: blk-mq
+    /// releases a queue (its hardware contexts, then its driver data) only
+    /// once none of its requests is in the driver, which `del_gendisk`
+    /// waits for, and the timeout handler takes back from the driver what
+    /// it keeps too long ([`Operations::reclaim`]). A request still here
+    /// could not be ended soundly: its hardware context, which
+    /// [`Operations::release`] reads, may be gone. So it is left alone
+    /// (never touched again) and reported, rather than ended.
     fn drop(&mut self) {
-        // Dropping an owned request fails it; nothing may be lost silently.
-        while self.pop_front().is_some() {}
+        if self.len != 0 {
+            pr_err!(
+                "{} requests left in a dropped FIFO, not ended (a driver bug)\n",
+                self.len
+            );
+        }
     }
 }

@@ -67,9 +67,15 @@
 //! exit, that is 1 to 7 ms of a woken queue's wait, longer than the
 //! hand-off it completes. A real-time thread preempts any fair-class task
 //! at the next preemption point, on whichever CPU the scheduler finds
-//! for it. blk-mq still runs a hardware queue whose CPUs do not include
-//! the thread's current one asynchronously (`blk_mq_run_hw_queue`); a disk
-//! with one hardware queue (every CPU) is run here. The thread's
+//! for it. blk-mq runs a hardware queue synchronously only on one of its
+//! CPUs (`blk_mq_run_hw_queue` queues the run on kblockd otherwise), so
+//! with several hardware queues (each with its share of the CPUs) the
+//! thread first moves onto the CPUs of a queue that has a request waiting
+//! on its dispatch list (`set_cpus_allowed_ptr`, which migrates it at
+//! once), runs it there, and goes back to the CPUs it had before (its
+//! own, or an administrator's choice) when the restart is done; a queue
+//! with nothing waiting is left to blk-mq (no move for a run that finds
+//! nothing). The thread's
 //! synchronous runs are bounded: it starts one only while it has spent
 //! less than [`SYNC_BUDGET_NS`] of the current [`SYNC_WINDOW_NS`] in them
 //! (so about that, plus the one run that crosses it), and leaves the
@@ -156,10 +162,14 @@ unsafe impl Sync for Worker {}
 /// (`put_disk`), live until the slot is unregistered. `work` is initialised with [`restart_work`]
 /// and is only ever queued on `worker`. `worker` is declared first, so that
 /// it is destroyed (its work flushed) before the other fields go: a
-/// running [`restart_work`] uses `slots`, `pending` and the window fields.
+/// running [`restart_work`] uses `slots`, `pending`, `home` and the window
+/// fields.
 #[pin_data]
 pub(crate) struct QueueWaker {
     worker: Worker,
+    /// The restart thread's CPUs before it moved to run a queue on others,
+    /// to which it returns (touched by the restart thread only).
+    home: KBox<Opaque<bindings::cpumask>>,
     slots: KVec<Slot>,
     /// The slots to restart: bit `index`.
     pending: AtomicU64,
@@ -191,10 +201,12 @@ impl QueueWaker {
             slots.push(AtomicPtr::new(core::ptr::null_mut()), GFP_KERNEL)?;
         }
         let worker = Worker::new(c_str!("rnull_restart"))?;
+        let home = KBox::new(Opaque::uninit(), GFP_KERNEL)?;
         // INVARIANT: all slots start empty; `work` is initialised with
         // `restart_work` below, and `run` queues it on `worker` only.
         Ok(try_pin_init!(Self {
             worker,
+            home,
             slots,
             pending: AtomicU64::new(0),
             window_start_ns: AtomicU64::new(0),
@@ -285,12 +297,13 @@ unsafe extern "C" fn restart_work(work: *mut bindings::kthread_work) {
     // be flushing this work, holding `&mut` to the worker.
     // SAFETY: the waker is live and these fields are not dropped before
     // the worker is destroyed, which waits for this call (type invariant).
-    let (slots, pending, start, used) = unsafe {
+    let (slots, pending, start, used, home) = unsafe {
         (
             &*core::ptr::addr_of!((*this).slots),
             &*core::ptr::addr_of!((*this).pending),
             &*core::ptr::addr_of!((*this).window_start_ns),
             &*core::ptr::addr_of!((*this).window_used_ns),
+            &*core::ptr::addr_of!((*this).home),
         )
     };
     // Acquire: pairs with `run`'s Release.
@@ -301,6 +314,7 @@ unsafe extern "C" fn restart_work(work: *mut bindings::kthread_work) {
         start.store(now, Ordering::Relaxed);
         used.store(0, Ordering::Relaxed);
     }
+    let mut moved = false;
     while mask != 0 {
         let index = mask.trailing_zeros() as usize;
         mask &= mask - 1;
@@ -317,23 +331,38 @@ unsafe extern "C" fn restart_work(work: *mut bindings::kthread_work) {
         // A non-null slot is a live queue until `unregister`, which waits
         // for this call (type invariant, module documentation); this is the
         // restart thread, which may sleep.
-        // SAFETY: as above.
-        unsafe { restart_queue(queue, sync) };
+        // SAFETY: as above; only this thread touches `home`.
+        unsafe { restart_queue(queue, sync, home.get(), &mut moved) };
         if sync {
             used.fetch_add(now_ns().saturating_sub(t0), Ordering::Relaxed);
         }
     }
+    if moved {
+        // Back to the CPUs it had. A failure (none of them active, after a
+        // CPU went down) leaves the thread where it is, which is harmless.
+        // SAFETY: the current task is live; `home` holds the mask saved
+        // before the first move.
+        let _ = unsafe { bindings::set_cpus_allowed_ptr(bindings::get_current(), home.get()) };
+    }
 }
 
 /// `__blk_mq_sched_restart()` (not exported) for every hardware queue of
-/// `q`, each run synchronously (`sync`, where blk-mq allows it) or queued
-/// for kblockd.
+/// `q`, each run synchronously (`sync`: on one of its CPUs, the thread
+/// moving there first if the queue has a request waiting) or queued for
+/// kblockd. Before the thread's first move (`*moved` false), it saves its
+/// CPUs in `home`, and sets `*moved`.
 ///
 /// # Safety
 ///
-/// `q` must be the request queue of a disk that has not been put, and the
-/// caller a process context that may sleep (the restart thread).
-unsafe fn restart_queue(q: *mut bindings::request_queue, sync: bool) {
+/// `q` must be the request queue of a disk that has not been put, the
+/// caller a process context that may sleep (the restart thread), and
+/// `home` valid for writes and the caller's alone.
+unsafe fn restart_queue(
+    q: *mut bindings::request_queue,
+    sync: bool,
+    home: *mut bindings::cpumask,
+    moved: &mut bool,
+) {
     // The table and its contexts stay valid: the number of hardware queues changes only while the
     // disk is out of the waker (an invariant of `Disk`); `del_gendisk` exits the contexts (erases
     // them from the table) only after draining the queue, so a restart then finds nothing to run
@@ -360,10 +389,106 @@ unsafe fn restart_queue(q: *mut bindings::request_queue, sync: bool) {
         // `hctx->dispatch` and the `SCHED_RESTART` test in
         // `blk_mq_dispatch_rq_list()`.
         fence(Ordering::SeqCst);
+        // SAFETY: `hctx` is live; we are the restart thread, and `home`
+        // is ours (guaranteed by the caller).
+        if sync && unsafe { move_to_cpus_of(hctx, (!*moved).then_some(home)) } {
+            *moved = true;
+        }
         // A synchronous run dispatches here, on this CPU if the context's
         // CPUs include it (else blk-mq queues an async run), and may sleep
         // for a blocking set.
         // SAFETY: `hctx` is live; we may sleep (guaranteed by the caller).
         unsafe { bindings::blk_mq_run_hw_queue(hctx, !sync) };
     }
+}
+
+/// Moves the calling thread onto `hctx`'s CPUs if it is on none of them
+/// and the context has a request waiting on its dispatch list (a refused
+/// one), so that blk-mq runs the context here rather than on kblockd;
+/// first saves the thread's CPUs in `save`, if given. Returns whether it
+/// moved; `set_cpus_allowed_ptr` migrates it before it returns.
+///
+/// # Safety
+///
+/// `hctx` must be a live hardware context whose CPU mask is fixed while
+/// it is used (the disk is registered with the waker: see
+/// `restart_queue`), the caller a thread that may sleep and whose CPUs
+/// may be changed (the restart thread), and `save` valid for writes.
+unsafe fn move_to_cpus_of(
+    hctx: *mut bindings::blk_mq_hw_ctx,
+    save: Option<*mut bindings::cpumask>,
+) -> bool {
+    // SAFETY: `hctx` is live (guaranteed by the caller).
+    let (mask, dispatch) = unsafe {
+        (
+            hctx_cpumask(hctx),
+            core::ptr::addr_of_mut!((*hctx).__bindgen_anon_1.dispatch),
+        )
+    };
+    // `list_empty()` without `hctx->lock`, as blk-mq's own
+    // `blk_mq_hctx_has_pending()`: a request spliced back meanwhile is one
+    // this run sees anyway (see the restart protocol above), and one taken
+    // meanwhile only makes the move needless.
+    // SAFETY: `dispatch` is the live context's list head; `next` is a
+    // pointer read as C's `READ_ONCE`.
+    let waiting = unsafe { core::ptr::addr_of!((*dispatch).next).read_volatile() } != dispatch;
+    // SAFETY: `mask` is the live context's fixed mask (guaranteed by the
+    // caller).
+    if !waiting || unsafe { cpumask_has(mask, current_cpu()) } {
+        return false;
+    }
+    // SAFETY: `get_current` has no preconditions.
+    let task = unsafe { bindings::get_current() };
+    if let Some(save) = save {
+        // Our own mask: others change it only under the scheduler's locks
+        // (`sched_setaffinity`, CPU hotplug), a racy read for C's readers
+        // too, and a mask changed meanwhile is one we may overwrite.
+        // SAFETY: the current task is live; `save` is valid for writes.
+        unsafe { save.write(core::ptr::addr_of!((*task).cpus_mask).read()) };
+    }
+    // SAFETY: the current task is live and ours to move; `mask` is valid
+    // during the call.
+    unsafe { bindings::set_cpus_allowed_ptr(task, mask) == 0 }
+}
+
+/// `hctx->cpumask`.
+///
+/// # Safety
+///
+/// `hctx` must be live.
+unsafe fn hctx_cpumask(hctx: *mut bindings::blk_mq_hw_ctx) -> *const bindings::cpumask {
+    // A `cpumask_var_t` is the mask itself (an array of one), or a
+    // pointer to it with CONFIG_CPUMASK_OFFSTACK.
+    #[cfg(not(CONFIG_CPUMASK_OFFSTACK))]
+    // SAFETY: `hctx` is live (guaranteed by the caller).
+    let mask = unsafe { core::ptr::addr_of!((*hctx).cpumask).cast::<bindings::cpumask>() };
+    #[cfg(CONFIG_CPUMASK_OFFSTACK)]
+    // SAFETY: as above.
+    let mask = unsafe { (*hctx).cpumask }.cast_const();
+    mask
+}
+
+/// The CPU the current task runs on (`raw_smp_processor_id()`, a macro):
+/// stale as soon as it may be migrated, a hint for a choice that a
+/// stale answer only makes needless.
+fn current_cpu() -> u32 {
+    // `task_cpu(current)`: the task's `thread_info.cpu` with
+    // CONFIG_THREAD_INFO_IN_TASK, which every architecture with Rust
+    // support has.
+    // SAFETY: the current task is live; the field is read as C's
+    // `READ_ONCE`.
+    unsafe { core::ptr::addr_of!((*bindings::get_current()).thread_info.cpu).read_volatile() }
+}
+
+/// `cpumask_test_cpu(cpu, mask)`.
+///
+/// # Safety
+///
+/// `mask` must point to a valid mask.
+unsafe fn cpumask_has(mask: *const bindings::cpumask, cpu: u32) -> bool {
+    let bits = core::ffi::c_ulong::BITS;
+    // SAFETY: `mask` is valid (guaranteed by the caller); a CPU number
+    // beyond its words is in none of them.
+    let word = unsafe { (*mask).bits.get((cpu / bits) as usize) };
+    word.is_some_and(|w| w >> (cpu % bits) & 1 != 0)
 }
