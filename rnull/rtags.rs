@@ -10,9 +10,11 @@
 pub mod bitmap;
 #[path = "../rtags/src/clock.rs"]
 pub mod clock;
+#[path = "../rtags/src/design.rs"]
+pub mod design;
 #[path = "../rtags/src/disk.rs"]
 pub mod disk;
-#[path = "../rtags/src/host.rs"]
+#[path = "../rtags/src/host/mod.rs"]
 pub mod host;
 #[path = "../rtags/src/link.rs"]
 pub mod link;

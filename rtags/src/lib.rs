@@ -12,6 +12,8 @@
 //! * [`queue`]: per request-queue accounting.
 //! * [`policy`]: tag sharing policies (fair, borrow, none, lend, window).
 //! * [`host`]: the host-wide budget shared by all queues.
+//! * [`design`]: how the budget works, and why it is correct (documentation
+//!   only).
 //! * [`link`]: a link of limited bandwidth requests queue behind.
 //! * [`slice`](mod@slice): per hardware queue time-slice scheduler.
 //! * [`seek`]: which software queues seek (the slice scheduler's seek history).
@@ -25,6 +27,7 @@
 
 pub mod bitmap;
 pub mod clock;
+pub mod design;
 pub mod disk;
 pub mod host;
 pub mod link;

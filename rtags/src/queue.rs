@@ -13,7 +13,7 @@
 //! never by plain stores, so that concurrent updates of different flags
 //! cannot erase each other, and so that every modification continues the
 //! release sequence of the `Release` RMW that set a counted flag (see
-//! "Counters" in [`super::host`]). The structure is cache-line aligned:
+//! "Counters" in [`super::design`]). The structure is cache-line aligned:
 //! each queue's hot fields (`state`, `in_flight`) sit in a line of their
 //! own, so queues stored side by side (e.g. in a vector) do not bounce
 //! lines between their CPUs.

@@ -83,8 +83,8 @@
 //!
 //! When a `put` finds waiters (its mask load after (P) is non-zero), it
 //! wakes, under `window`, the waiting queues that can allocate *now* (the
-//! other policies look at each waiter's limit instead, see "Hand-off" in
-//! [`super::host`]):
+//! other policies look at each waiter's limit instead, see "A put, and the
+//! hand-off" in [`super::design`]):
 //!
 //! * without windows (every tag shared), if a tag is free, every waiter
 //!   can: the whole mask is taken;
@@ -124,7 +124,7 @@
 //!
 //! # Why no wake-up is lost
 //!
-//! The argument of [`super::host`] ("Why no wake-up is lost"), with the
+//! The argument of [`super::design`] ("Why no wake-up is lost"), with the
 //! layout. A refused queue X set its bit, then ran (W), then read the
 //! layout (windows count, its slot, shared percentage, depth) and found
 //! every tag of its *region* (its window and its shared slice; without a
@@ -163,7 +163,7 @@
 //!
 //! Every access here is `Relaxed`: the layout and the hand-off's reads of
 //! the bitmap are ordered against the waiter mask by the fences (W), (P)
-//! and (T) of [`super::host`] as above, tag ownership by the bitmap's
+//! and (T) of [`super::design`] as above, tag ownership by the bitmap's
 //! `Acquire`/`Release` pair, and the tick, the only writer of the windows
 //! count, the slots, the windows of each bit and the bits without a
 //! window, is serialised by its caller.
