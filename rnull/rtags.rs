@@ -18,7 +18,7 @@ pub mod disk;
 pub mod host;
 #[path = "../rtags/src/link.rs"]
 pub mod link;
-#[path = "../rtags/src/policy.rs"]
+#[path = "../rtags/src/policy/mod.rs"]
 pub mod policy;
 #[path = "../rtags/src/queue.rs"]
 pub mod queue;
@@ -30,5 +30,3 @@ pub mod segcache;
 pub mod slice;
 #[path = "../rtags/src/sync.rs"]
 pub mod sync;
-#[path = "../rtags/src/window.rs"]
-pub mod window;

@@ -9,6 +9,13 @@
 //! Everything is lock-free; the only lock in the picture is the driver's
 //! own per-hardware-queue lock, which rtags never sees.
 //!
+//! A policy is a [`Rule`](super::policy::Rule) in a file of its own: its
+//! name, its *share* (the fewest tags any queue may hold now, from which
+//! the host derives the fast path's bound), and where it needs them a
+//! limit of the queue's own, a tick, tags placed rather than counted. The
+//! host dispatches to the rules with a `match` (static calls) and only out
+//! of line: the fast path reads a cached bound instead.
+//!
 //! The sections below follow an allocation: the fast path, a refusal, the
 //! put that hands a tag on, and why that hand-off never loses a waiter;
 //! then the state that feeds the limits (the limit cache, Borrow's
@@ -104,7 +111,7 @@
 //! whose queue is below its limit, each limit read after (P). A bit that
 //! none of the queues passed by the caller has is handed out unexamined.
 //! Under `window` the place of the free tags decides
-//! ([`super::window`], "Hand-off").
+//! ([`super::policy::window`], "Hand-off").
 //!
 //! A waiter at its limit keeps its bit: it could not use the tag, and a
 //! re-run would only refuse it again. Its own puts (each lowers its
@@ -163,7 +170,7 @@
 //! (P) a put writes nothing but the bitmap word, `in_flight` and the
 //! drain's marks. Under `window` the layout a put reads may have moved
 //! since the re-check; the argument is extended with (T) in
-//! [`super::window`] ("Why no wake-up is lost"). The loom models
+//! [`super::policy::window`] ("Why no wake-up is lost"). The loom models
 //! `no_lost_wakeup_limited`, `limited_waiter_skipped_by_others_is_not_lost`
 //! and `put_keeps_a_waiter_at_its_limit` check both sides.
 //!

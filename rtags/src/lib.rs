@@ -10,7 +10,7 @@
 //! * [`clock`]: the [`Clock`] trait: time sources read only when needed.
 //! * [`bitmap`]: sbitmap-like lock-free tag allocator.
 //! * [`queue`]: per request-queue accounting.
-//! * [`policy`]: tag sharing policies (fair, borrow, none, lend, window).
+//! * [`policy`]: the tag sharing policies, one file each.
 //! * [`host`]: the host-wide budget shared by all queues.
 //! * [`design`]: how the budget works, and why it is correct (documentation
 //!   only).
@@ -20,7 +20,6 @@
 //! * [`disk`]: a modelled rotational disk with a segmented read cache and
 //!   a command queue (NCQ).
 //! * [`segcache`]: the segments of the disk's read cache.
-//! * [`window`]: the `window` policy's layout and hand-off.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -37,6 +36,5 @@ pub mod seek;
 pub mod segcache;
 pub mod slice;
 pub mod sync;
-pub mod window;
 
 pub use clock::Clock;

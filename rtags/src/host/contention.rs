@@ -33,7 +33,7 @@ pub(super) fn stamp(now_ns: u64) -> u64 {
 
 /// Borrow's contention at some time, as read (see [`HostTags::contention`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Contention {
+pub(crate) enum Contention {
     /// Contended: a queue is starved, or a drain awaits its stamp, or a
     /// recorded stamp's window is open.
     Yes,
@@ -87,7 +87,7 @@ impl HostTags {
 
     /// Borrow's contention at `clock`'s time, read without changing
     /// anything; the clock is read only when a stamp's window decides.
-    pub(super) fn contention<C: Clock>(&self, clock: &C) -> Contention {
+    pub(crate) fn contention<C: Clock>(&self, clock: &C) -> Contention {
         // Acquire: pairs with the Release decrement in `clear_counted`: a
         // check that finds a starved queue's clear also finds the drain
         // marker stored before it (see `clear_starved`), so that the host
@@ -117,7 +117,7 @@ impl HostTags {
     }
 
     /// [`Self::is_contended`] for a clock the caller already borrowed.
-    pub(super) fn contended<C: Clock>(&self, clock: &C) -> bool {
+    pub(crate) fn contended<C: Clock>(&self, clock: &C) -> bool {
         match self.contention(clock) {
             Contention::Yes => true,
             Contention::No => false,
@@ -206,5 +206,32 @@ impl HostTags {
             // end of this tick).
             self.clear_starved(q);
         }
+    }
+
+    /// The tick's look at Borrow's drain marker: a starved queue drained
+    /// since the last tick, or lost its mark in this one, so its window
+    /// starts now, at most one tick period after the drain (see "Borrow's
+    /// contention" in the design notes).
+    pub(super) fn start_drain_window(&self, now_ns: u64) {
+        // Relaxed: heuristic, as `note_failure`; the tick is the only writer
+        // that replaces the marker, and it is serialised, so no stale
+        // reading of the clock can stamp a later drain's marker. No
+        // refresh: the bound only depends on whether a stamp is recorded.
+        let _ = self.last_failure.compare_exchange(
+            DRAINED,
+            stamp(now_ns),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Whether the host may be contended, as far as it can be told without
+    /// the clock: a queue is starved, or a refusal or drain is recorded
+    /// with a non-zero expiry (Borrow's share; the exact check decides with
+    /// the clock, and forgets a stamp once its window is over).
+    pub(crate) fn may_be_contended(&self) -> bool {
+        // Relaxed: limit cache inputs, published by the cache's RMWs.
+        self.starved_queues() != 0
+            || (self.borrow_expiry_ns() != 0 && self.last_failure.load(Ordering::Relaxed) != 0)
     }
 }

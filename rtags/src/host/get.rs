@@ -4,9 +4,9 @@
 //! [`super::super::design`]).
 
 use super::super::clock::{Clock, LazyNow};
-use super::super::policy::{fair_share, Policy};
+use super::super::policy::{fair_share, Admit};
 use super::super::queue::{
-    QueueTags, ACTIVE, BUSY, DENIED, FAST_PATH_FLAGS, STARVED, WAITING, WATCHED,
+    QueueTags, ACTIVE, BUSY, DENIED, FAST_PATH_FLAGS, JOINED, STARVED, WAITING, WATCHED,
 };
 use super::super::sync::{fence, AtomicU32, Ordering};
 use super::counted::set_counted;
@@ -116,11 +116,13 @@ impl HostTags {
         got
     }
 
-    /// Activates `q` and marks it busy (first get since the last tick).
+    /// Activates `q` and marks it busy (first get since the last tick);
+    /// its first activation joins it to the host for good.
     #[cold]
     fn mark_busy(&self, q: &QueueTags) {
         // BUSY rides along with the counted ACTIVE flag's RMW, if any.
         if set_counted(q, ACTIVE, BUSY, &self.active_queues) {
+            set_counted(q, JOINED, 0, &self.joined_queues);
             self.refresh_limit_cache();
         }
     }
@@ -184,11 +186,13 @@ impl HostTags {
         }
     }
 
-    /// One allocation attempt outside the fast path: the exact policy
-    /// check (only when the limit cache says the limit may bind), then the
-    /// bitmap (the hinted word, then the search); under [`Policy::Window`]
-    /// (whose bound is 0), the window and its slice instead. Depth, policy
-    /// and layout are read afresh (on the re-check: after (W)).
+    /// One allocation attempt outside the fast path: the policy's say
+    /// (only when the limit cache says the limit may bind: [`Rule::admit`],
+    /// which may also place the tag itself), then the bitmap (the hinted
+    /// word, then the search). Depth, policy and limits are read afresh (on
+    /// the re-check: after (W)).
+    ///
+    /// [`Rule::admit`]: super::super::policy::Rule::admit
     #[inline(always)]
     fn try_get<C: Clock>(
         &self,
@@ -200,13 +204,10 @@ impl HostTags {
         let held = q.in_flight.load(Ordering::Relaxed);
         let failed = |refusal| FailedAttempt { refusal, held };
         if held >= self.cached_bound() {
-            match self.policy() {
-                Policy::Window => return self.try_get_window(q, hint).map_err(failed),
-                policy => {
-                    if self.limited(q, self.depth(), policy, clock) {
-                        return Err(failed(Refusal::Limited));
-                    }
-                }
+            match self.policy().admit(self, q, hint, self.depth(), clock) {
+                Admit::Any => {}
+                Admit::Tag(tag) => return Ok(tag),
+                Admit::Refuse(refusal) => return Err(failed(refusal)),
             }
         }
         let tag = match self.bitmap.get_fast(hint) {
@@ -216,26 +217,5 @@ impl HostTags {
         // Relaxed: accounting; tag ownership is carried by the bitmap bit.
         q.in_flight.fetch_add(1, Ordering::Relaxed);
         Ok(tag)
-    }
-
-    /// [`Self::try_get`] under [`Policy::Window`]: a tag of `q`'s window,
-    /// else of its slice of the shared part (without a window: of the whole
-    /// shared part; see [`super::super::window`]). A refusal is `Limited` when
-    /// other queues' windows exist (the queue's part of the budget is
-    /// full), `Exhausted` when its part is the whole depth.
-    #[inline(never)]
-    fn try_get_window(&self, q: &QueueTags, hint: &AtomicU32) -> Result<u32, Refusal> {
-        let layout = self.windows.layout(self.depth());
-        let slot = self.windows.slot(q, &layout);
-        match self.windows.get(&self.bitmap, &layout, slot, hint) {
-            Some(tag) => {
-                // Relaxed: accounting; tag ownership is carried by the
-                // bitmap bit.
-                q.in_flight.fetch_add(1, Ordering::Relaxed);
-                Ok(tag)
-            }
-            None if layout.limit(slot) < layout.depth => Err(Refusal::Limited),
-            None => Err(Refusal::Exhausted),
-        }
     }
 }

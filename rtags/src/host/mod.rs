@@ -9,33 +9,30 @@
 //! * `limit`: the limit cache, the fast path's bound of every limit;
 //! * `contention`: Borrow's contention (starved queues, the expiry
 //!   window);
-//! * `counted`: the flags paired with the host's counters;
-//! * `lend`: the `lend` policy's tick.
+//! * `counted`: the flags paired with the host's counters.
 //!
-//! How they work together, and why no wake-up is lost: [`super::design`].
+//! The policies are in [`super::policy`], one file each. How it all works
+//! together, and why no wake-up is lost: [`super::design`].
 
 mod contention;
 mod counted;
 mod get;
-mod lend;
 mod limit;
 mod put;
 mod tick;
 
 #[cfg(all(test, not(loom)))]
-mod testing;
+pub(crate) mod testing;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
 pub use super::bitmap::Error;
 use super::bitmap::TagBitmap;
 pub use super::clock::Clock;
-use super::policy::Policy;
-use super::queue::QueueTags;
-use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
-use super::window::{Layout, Windows};
+use super::policy::{Policy, State, States};
+use super::sync::{fence, AtomicU32, AtomicU64, Ordering};
+pub(crate) use contention::Contention;
 pub use contention::DEFAULT_BORROW_EXPIRY_NS;
-use core::ops::Range;
 pub use put::PutRest;
 
 /// Default idle window after which an idle queue is deactivated (100 ms).
@@ -65,6 +62,8 @@ pub struct HostTags {
     bitmap: TagBitmap,
     policy: AtomicU32,
     active_queues: AtomicU32,
+    /// Queues ever activated (never decremented).
+    joined_queues: AtomicU32,
     waiters: AtomicU64,
     starved: AtomicU32,
     /// Where Borrow's expiry window starts, plus one (`contention::stamp`):
@@ -75,19 +74,12 @@ pub struct HostTags {
     last_failure: AtomicU64,
     borrow_expiry_ns: AtomicU64,
     idle_ns: AtomicU64,
-    /// Number of active queues seen by the previous `Lend` tick.
-    lend_active: AtomicU32,
-    /// The per-queue `Lend` limits were computed under the current policy.
-    lend_valid: AtomicBool,
-    /// The smallest non-zero per-queue `Lend` limit set by the last `Lend`
-    /// tick (`u32::MAX`: none).
-    lend_min: AtomicU32,
     /// The limit cache, `pack(epoch, bound)`: no queue holding fewer than
     /// `bound` tags is at its policy limit; `epoch` counts the refreshes
     /// (see "The limit cache" in [`super::design`]).
     limit_cache: AtomicU64,
-    /// The `Window` policy's shared percentage and layout.
-    windows: Windows,
+    /// Every policy's own state.
+    policies: States,
 }
 
 impl HostTags {
@@ -97,18 +89,16 @@ impl HostTags {
             bitmap: TagBitmap::new(depth)?,
             policy: AtomicU32::new(policy.as_u32()),
             active_queues: AtomicU32::new(0),
+            joined_queues: AtomicU32::new(0),
             waiters: AtomicU64::new(0),
             starved: AtomicU32::new(0),
             last_failure: AtomicU64::new(0),
             borrow_expiry_ns: AtomicU64::new(DEFAULT_BORROW_EXPIRY_NS),
             idle_ns: AtomicU64::new(DEFAULT_IDLE_NS),
-            lend_active: AtomicU32::new(0),
-            lend_valid: AtomicBool::new(false),
-            lend_min: AtomicU32::new(u32::MAX),
             // Recomputed right below (no queue is active yet: no limit
             // binds).
             limit_cache: AtomicU64::new(limit::pack(0, u32::MAX)),
-            windows: Windows::new(),
+            policies: States::new(),
         };
         host.refresh_limit_cache();
         Ok(host)
@@ -126,8 +116,8 @@ impl HostTags {
 
     /// Changes the host depth at runtime (see [`TagBitmap::set_depth`]).
     ///
-    /// Under [`Policy::Window`] this moves the windows: re-run the waiting
-    /// queues afterwards ([`Self::take_waiters`]).
+    /// Under `window` this moves the windows: re-run the waiting queues
+    /// afterwards ([`Self::take_waiters`]).
     pub fn set_depth(&self, depth: u32) -> Result<(), Error> {
         self.bitmap.set_depth(depth)?;
         self.refresh_limit_cache();
@@ -149,70 +139,24 @@ impl HostTags {
     /// Switches the sharing policy at runtime.
     ///
     /// A queue refused under the old policy may wait for what the new one
-    /// does not provide: under [`Policy::Window`] a put hands a tag only to
-    /// the queues that may use it, and a queue without a window waits for
-    /// the tick that gives it one, which other policies do not hand out.
+    /// does not provide: under `window` a put hands a tag only to the
+    /// queues that may use it, and a queue without a window waits for the
+    /// tick that gives it one, which other policies do not hand out.
     /// Re-run the waiting queues afterwards ([`Self::take_waiters`]).
-    /// `window` starts without windows (every tag shared) until the next
-    /// [`Self::tick`].
     pub fn set_policy(&self, policy: Policy) {
-        // Relaxed: invalidates stale Lend limits; they are ignored (fair
-        // share is used) until the next tick recomputes them.
-        self.lend_valid.store(false, Ordering::Relaxed);
         self.forget_window();
-        if policy == Policy::Window {
-            // The slots of an earlier `window` period may be stale.
-            self.windows.reset();
-        }
+        // The policy's own state, published by the refresh below.
+        policy.select(self);
         // Relaxed: see `policy()`.
         self.policy.store(policy.as_u32(), Ordering::Relaxed);
         self.refresh_limit_cache();
     }
 
-    /// The percentage of the depth that every queue may use under
-    /// [`Policy::Window`] (the rest is divided into windows).
-    pub fn shared_pct(&self) -> u32 {
-        self.windows.shared_pct()
-    }
-
-    /// Sets the shared percentage of [`Policy::Window`] (`0..=100`; default
-    /// [`super::window::DEFAULT_SHARED_PCT`]). Out of range: an error, and
-    /// nothing changed. Under `window` this moves the windows: re-run the
-    /// waiting queues afterwards ([`Self::take_waiters`]).
-    pub fn set_shared_pct(&self, pct: u32) -> Result<(), Error> {
-        if self.windows.set_shared_pct(pct) {
-            Ok(())
-        } else {
-            Err(Error::InvalidPercent)
-        }
-    }
-
-    /// The [`Policy::Window`] layout of the moment (a snapshot, whatever the
-    /// policy).
-    pub fn window_layout(&self) -> Layout {
-        self.windows.layout(self.depth())
-    }
-
-    /// The tags of `q`'s window in the current layout, if it has one (a
-    /// snapshot).
-    pub fn window(&self, q: &QueueTags) -> Option<Range<u32>> {
-        let layout = self.window_layout();
-        layout.window(self.windows.slot(q, &layout)?)
-    }
-
-    /// The shared tags `q` may use in the current layout: its slice of
-    /// the shared part, or all of it without a window (a snapshot; see
-    /// [`Layout::shared_slice`]).
-    pub fn shared_slice(&self, q: &QueueTags) -> Range<u32> {
-        let layout = self.window_layout();
-        layout.shared_slice(self.windows.slot(q, &layout))
-    }
-
     /// Takes every bit of the waiter mask, for the caller to re-run those
-    /// queues: after a change that moves [`Policy::Window`]'s windows (its
-    /// policy, depth or shared percentage), when a waiting queue may no
-    /// longer be handed out by a put (see [`super::window`], "Why no
-    /// wake-up is lost").
+    /// queues: after a change of the configuration (under `window`, one
+    /// that moves the windows: its policy, depth or shared percentage),
+    /// when a waiting queue may no longer be handed out by a put (see
+    /// [`super::policy::window`], "Why no wake-up is lost").
     pub fn take_waiters(&self) -> u64 {
         // (T) SeqCst: pairs with (W) in `get`. Either a waiter's re-check
         // reads the change made before this fence, or our swap below sees
@@ -244,6 +188,18 @@ impl HostTags {
     pub fn active_queues(&self) -> u32 {
         // Relaxed: used as a share divisor and for statistics only.
         self.active_queues.load(Ordering::Relaxed)
+    }
+
+    /// Number of queues ever activated: queues that joined the budget
+    /// (a queue counts once, whatever its later idle periods).
+    pub fn joined_queues(&self) -> u32 {
+        // Relaxed: a limit input, as `active_queues`.
+        self.joined_queues.load(Ordering::Relaxed)
+    }
+
+    /// Every policy's own state in this host.
+    pub(crate) fn states(&self) -> &States {
+        &self.policies
     }
 
     /// Current waiter mask (bit `index % 64` per refused queue).

@@ -5,10 +5,9 @@
 //! hand-off" in [`super::super::design`]).
 
 use super::super::clock::{Clock, LazyNow};
-use super::super::policy::Policy;
+use super::super::policy::Rule;
 use super::super::queue::{QueueTags, STARVED};
 use super::super::sync::{fence, Ordering};
-use super::super::window::HandOff;
 use super::HostTags;
 
 #[cfg(all(test, not(loom)))]
@@ -63,7 +62,7 @@ impl HostTags {
     /// of this host, as [`Self::tick`] takes them (a waiter's bit that no
     /// queue in `queues` has is handed out unexamined; only a put that
     /// finds waiters looks at them). `clock` is read at most once, and
-    /// only to hand off waiters under [`Policy::Borrow`] inside an expiry
+    /// only to hand off waiters under `borrow` inside an expiry
     /// window (see "Time" in the design notes). A bogus or double free of a
     /// tag that is not held is ignored and returns 0.
     #[inline]
@@ -164,9 +163,9 @@ impl HostTags {
     }
 
     /// [`Self::put`] found waiters: takes the bits of those that may
-    /// allocate now (after (P)), see "A put, and the hand-off" in the design notes. Out of
-    /// line and without the freed tag, so that `put` costs the same under
-    /// every policy until it finds waiters. The clock comes by value (the
+    /// allocate now (after (P)), see "A put, and the hand-off" in the
+    /// design notes. Out of line and without the freed tag, so that `put`
+    /// costs the same under every policy until it finds waiters. The clock comes by value (the
     /// driver's is a function item, of no size): a reference would give
     /// the inlined `put` a stack slot whose address escapes, and a function
     /// with one makes no tail calls (the driver's completion ends the
@@ -178,13 +177,7 @@ impl HostTags {
         // Relaxed: ordered after (P), as the load in `put`.
         let waiters = self.waiters.load(Ordering::Relaxed);
         let depth = self.depth();
-        let bits = match self.policy() {
-            Policy::Window => match self.windows.hand_off(&self.bitmap, depth, waiters) {
-                HandOff::All => waiters,
-                HandOff::Only(bits) => bits,
-            },
-            policy => self.unlimited_waiters(waiters, queues, depth, policy, clock),
-        };
+        let bits = self.policy().hand_off(self, waiters, queues, depth, clock);
         if bits == 0 {
             return 0;
         }
@@ -194,19 +187,20 @@ impl HostTags {
         self.waiters.fetch_and(!bits, Ordering::Relaxed) & bits
     }
 
-    /// The bits of `waiters` whose queues may allocate now under `policy`
-    /// (not [`Policy::Window`]): none if every tag is held (the freed one
-    /// was taken again, and its taker's put hands off later), else those
-    /// with a queue below its policy limit, each limit read afresh (after
-    /// (P)), and the bits that no queue of `queues` has (they cannot be
-    /// examined). The clock is read only by Borrow's contention check
-    /// inside an expiry window, once for all the waiters.
-    pub(super) fn unlimited_waiters<Q: AsRef<QueueTags>, C: Clock>(
+    /// The bits of `waiters` whose queues may allocate now under `P`, the
+    /// hand-off of the policies that limit a count ([`Rule::hand_off`]'s
+    /// default): none if every tag is held (the freed one was taken again,
+    /// and its taker's put hands off later), else those with a queue below
+    /// its limit ([`Rule::limited`], each limit read afresh after (P)), and
+    /// the bits that no queue of `queues` has (they cannot be examined).
+    /// The clock is read only by a limit that depends on the time, once
+    /// for all the waiters.
+    pub(crate) fn waiters_below_limit<P: Rule, Q: AsRef<QueueTags>, C: Clock>(
         &self,
+        state: &P::State,
         waiters: u64,
         queues: &[Q],
         depth: u32,
-        policy: Policy,
         clock: &C,
     ) -> u64 {
         if !self.bitmap.has_free_in_range(0, depth) {
@@ -221,7 +215,7 @@ impl HostTags {
                 continue;
             }
             seen |= bit;
-            if !self.limited(q, depth, policy, &now) {
+            if !P::limited(self, state, q, depth, &now) {
                 wake |= bit;
                 if wake == waiters {
                     break;

@@ -1,11 +1,10 @@
 //! The periodic maintenance: idle detection, the starved marks, Borrow's
-//! drain stamps and the policies' own ticks (see "Idle detection" in
+//! drain stamps and the policy's own tick (see "Idle detection" in
 //! [`super::super::design`]).
 
-use super::super::policy::Policy;
+use super::super::policy::Wake;
 use super::super::queue::{QueueTags, ACTIVE, BUSY, STARVED, WAITING};
 use super::super::sync::{fence, Ordering};
-use super::contention::{stamp, DRAINED};
 use super::counted::clear_counted;
 use super::HostTags;
 
@@ -25,15 +24,14 @@ impl HostTags {
     /// mark of a queue that holds its fair share and was not refused below
     /// it since the last tick, starts the Borrow window of a starved queue
     /// that drained since the last tick (or lost its mark in this one),
-    /// then, under [`Policy::Lend`], recomputes the per-queue lending
-    /// limits, and under [`Policy::Window`] lays the windows out for the
-    /// active queues.
+    /// then runs the policy's own tick ([`Rule::tick`](super::super::policy::Rule::tick): `lend` recomputes
+    /// the per-queue limits, `window` lays the windows out for the active
+    /// queues).
     ///
-    /// Returns the waiter mask to wake, as [`Self::put`] does: under
-    /// [`Policy::Window`] every waiter when the windows moved, which may
-    /// strand queues refused under the old layout (see
-    /// [`super::super::window`]); under the other policies the waiters that may
-    /// allocate now. A limit rises without a put (a queue retired, `lend`
+    /// Returns the waiter mask to wake, as [`Self::put`] does: the waiters
+    /// that may allocate now, or every waiter when the policy's tick moved
+    /// what decides it (`window`'s windows: a queue refused under the old
+    /// layout may be stranded, see [`super::super::policy::window`]). A limit rises without a put (a queue retired, `lend`
     /// re-balanced, `borrow`'s contention over): a queue left waiting at
     /// its old limit would otherwise wait for the next put of any queue,
     /// which may be its own, a slow device's completion later.
@@ -74,29 +72,9 @@ impl HostTags {
             // Its bit was already handed to a put.
             q.clear_flags(WAITING);
         }
-        // A starved queue drained since the last tick, or lost its mark in
-        // this one: its window starts now, at most one tick period after
-        // the drain (see "Borrow's contention"). Relaxed: heuristic, as
-        // `note_failure`; the tick is the only writer that replaces the
-        // marker, and it is serialised, so no stale reading of the clock
-        // can stamp a later drain's marker. No refresh: the bound only
-        // depends on whether a stamp is recorded.
-        let _ = self.last_failure.compare_exchange(
-            DRAINED,
-            stamp(now_ns),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-        match self.policy() {
-            // The windows moved: hand every waiter back.
-            Policy::Window if self.windows.tick(queues, self.depth(), self.waiter_mask()) => {
-                self.take_waiters()
-            }
-            Policy::Window => 0,
-            policy => {
-                if policy == Policy::Lend {
-                    self.lend_tick(queues);
-                }
+        self.start_drain_window(now_ns);
+        match self.policy().tick(self, queues) {
+            Wake::MayAllocate => {
                 // (K) SeqCst: pairs with (W) in `get`, as (P) does: either
                 // a refused queue's re-check after (W) sees the limits this
                 // tick raised, or the mask read below sees its bit.
@@ -107,6 +85,8 @@ impl HostTags {
                 }
                 self.hand_off(queues, now_ns)
             }
+            Wake::All => self.take_waiters(),
+            Wake::Nobody => 0,
         }
     }
 }

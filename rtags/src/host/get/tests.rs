@@ -1,51 +1,12 @@
 //! Tests of allocation.
 
-use super::super::super::policy::Policy;
-use super::super::testing::{take, Counting};
-use super::super::*;
+use crate::host::testing::{take, Counting};
+use crate::host::{HostTags, Refusal};
+use crate::policy::Policy;
+use crate::queue::QueueTags;
+use crate::sync::AtomicU32;
 use core::cell::Cell;
 use std::vec::Vec;
-
-#[test]
-fn fair_limits_active_queues() {
-    let h = HostTags::new(64, Policy::Fair).unwrap();
-    let q0 = QueueTags::new(0);
-    let q1 = QueueTags::new(1);
-    // A single active queue is unlimited.
-    let t0 = take(&h, &q0, 40, 0);
-    assert_eq!(h.active_queues(), 1);
-    assert_eq!(h.limit(&q0, 0), 64);
-    // Second queue becomes active on first get: both get 32.
-    let mut t1 = take(&h, &q1, 20, 0);
-    assert_eq!(h.active_queues(), 2);
-    assert_eq!(h.limit(&q0, 0), 32);
-    assert_eq!(h.limit(&q1, 0), 32);
-    let hint = AtomicU32::new(0);
-    assert_eq!(h.get(&q0, &hint, 1), Err(Refusal::Limited));
-    assert_eq!(q0.failures(), 1);
-    assert!(q0.is_waiting());
-    // Refused at (above) its fair share: not starved.
-    assert!(!q0.is_starved());
-    assert_eq!(h.waiter_mask(), 1);
-    assert_eq!(h.waiting_queues(), 1);
-    // q1 still below its share.
-    t1.push(h.get(&q1, &hint, 1).unwrap());
-    assert_eq!(q1.in_flight(), 21);
-    // q1's puts leave q0's bit: q0 still holds more than its share.
-    assert_eq!(h.put(&q1, t1.pop().unwrap(), &[&q0, &q1], 0), 0);
-    assert_eq!(h.waiting_queues(), 1);
-    // q0's own puts hand it out once it is below its share (40 held,
-    // share 32: the ninth put), once.
-    for (i, t) in t0.into_iter().enumerate() {
-        let woken = if i == 8 { 1 } else { 0 };
-        assert_eq!(h.put(&q0, t, &[&q0, &q1], 0), woken, "put {i}");
-    }
-    assert_eq!(h.waiting_queues(), 0);
-    for t in t1 {
-        assert_eq!(h.put(&q1, t, &[&q0, &q1], 0), 0);
-    }
-    assert_eq!((q0.in_flight(), q1.in_flight(), h.in_use()), (0, 0, 0));
-}
 
 #[test]
 fn a_watched_grant_is_reported_once_from_the_slow_path() {
@@ -71,7 +32,6 @@ fn a_watched_grant_is_reported_once_from_the_slow_path() {
     assert_eq!(seen.get(), 1, "reported once");
     h.put(&q, b, &[&q], 6);
 }
-
 #[test]
 fn exhausted_and_wakeup_once_per_episode() {
     let h = HostTags::new(4, Policy::Fair).unwrap();
@@ -99,20 +59,6 @@ fn exhausted_and_wakeup_once_per_episode() {
     assert_eq!(h.put(&q1, held[2], &[&q0, &q1], 0), 0);
     assert_eq!(h.put(&q1, held[3], &[&q0, &q1], 0), 0);
     assert_eq!(h.in_use(), 0);
-}
-
-#[test]
-fn none_is_first_come_first_served() {
-    let h = HostTags::new(16, Policy::None).unwrap();
-    let q0 = QueueTags::new(0);
-    let q1 = QueueTags::new(1);
-    let hint = AtomicU32::new(0);
-    h.get(&q1, &hint, 0).unwrap();
-    h.put(&q1, 0, &[&q0, &q1], 0);
-    let _ = take(&h, &q0, 16, 0);
-    assert_eq!(h.active_queues(), 2);
-    assert_eq!(h.limit(&q1, 0), 16);
-    assert_eq!(h.get(&q1, &hint, 0), Err(Refusal::Exhausted));
 }
 
 #[test]

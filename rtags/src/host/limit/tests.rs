@@ -1,60 +1,11 @@
 //! Tests of the limit cache and of the exact limit check.
 
-use super::super::super::policy::{fair_share, Policy};
-use super::super::testing::take;
-use super::super::*;
-use super::fair_share_reached;
+use crate::host::testing::take;
+use crate::host::{HostTags, Refusal};
+use crate::policy::Policy;
+use crate::queue::QueueTags;
+use crate::sync::AtomicU32;
 use std::vec::Vec;
-
-#[test]
-fn fair_share_reached_matches_limit() {
-    let q = QueueTags::new(0);
-    let actives = [
-        0,
-        1,
-        2,
-        3,
-        4,
-        5,
-        7,
-        8,
-        16,
-        17,
-        100,
-        256,
-        257,
-        1024,
-        1025,
-        u32::MAX,
-    ];
-    for depth in 1..=crate::bitmap::MAX_TAGS {
-        for active in actives {
-            let l = fair_share(depth, active);
-            let fs = [
-                0,
-                1,
-                3,
-                4,
-                5,
-                l - 1,
-                l,
-                l + 1,
-                depth - 1,
-                depth,
-                depth + 1,
-                u32::MAX,
-            ];
-            for f in fs {
-                q.in_flight.store(f, Ordering::Relaxed);
-                assert_eq!(
-                    fair_share_reached(depth, active, &q),
-                    l < depth && f >= l,
-                    "depth {depth} active {active} in_flight {f}"
-                );
-            }
-        }
-    }
-}
 
 /// The limit cache holds the bound of the current state.
 fn assert_fresh(h: &HostTags) {
@@ -205,7 +156,7 @@ fn op() -> impl proptest::strategy::Strategy<Value = Op> {
         6 => any::<usize>().prop_map(Op::Put),
         2 => (0u64..50).prop_map(Op::Tick),
         1 => (1u32..=40).prop_map(Op::Depth),
-        1 => (0u32..5).prop_map(Op::Policy),
+        1 => (0..Policy::ALL.len() as u32).prop_map(Op::Policy),
         1 => prop_oneof![Just(0u64), 1u64..100].prop_map(Op::Expiry),
         1 => (0u64..100).prop_map(Op::Contended),
     ]
@@ -254,7 +205,7 @@ proptest::proptest! {
                 let f = q.in_flight();
                 if f < h.limit_bound() {
                     proptest::prop_assert!(
-                        !h.limited(q, depth, h.policy(), &now),
+                        !h.policy().limited(&h, q, depth, &now),
                         "below the bound {} but limited ({:?})", h.limit_bound(), op
                     );
                 }

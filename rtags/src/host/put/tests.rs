@@ -1,9 +1,11 @@
 //! Tests of the put and the hand-off.
 
-use super::super::super::policy::Policy;
-use super::super::testing::{give_back, take};
-use super::super::*;
-use super::PutRest;
+use crate::host::testing::{give_back, take};
+use crate::host::PutRest;
+use crate::host::{HostTags, Refusal};
+use crate::policy::Policy;
+use crate::queue::QueueTags;
+use crate::sync::AtomicU32;
 
 #[test]
 fn put_begin_leaves_only_drains_of_starved_queues_and_waiters() {

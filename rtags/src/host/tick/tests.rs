@@ -1,8 +1,10 @@
 //! Tests of the tick: idle detection, and hand-offs of risen limits.
 
-use super::super::super::policy::Policy;
-use super::super::testing::{give_back, take};
-use super::super::*;
+use crate::host::testing::{give_back, take};
+use crate::host::{HostTags, Refusal};
+use crate::policy::Policy;
+use crate::queue::QueueTags;
+use crate::sync::AtomicU32;
 
 #[test]
 fn tick_hands_off_a_waiter_whose_limit_rose() {

@@ -1,8 +1,11 @@
 //! Tests of the `lend` policy.
 
-use super::super::super::policy::{fair_share, Policy, LEND_RESERVE};
-use super::super::testing::take;
-use super::super::*;
+use super::LEND_RESERVE;
+use crate::host::testing::take;
+use crate::host::HostTags;
+use crate::policy::{fair_share, Policy};
+use crate::queue::QueueTags;
+use crate::sync::AtomicU32;
 use std::vec::Vec;
 
 #[test]
