@@ -215,9 +215,9 @@ impl Config {
             host_queue_depth,
             mbps: u64::try_from(params::MBPS.get()).map_err(|_| EINVAL)?,
             host_mbps,
-            tag_policy: params::POLICY_NAMES
+            tag_policy: Policy::ALL
                 .get(params::TAG_POLICY.get())
-                .and_then(|n| Policy::from_name(n.as_bytes()))
+                .copied()
                 .ok_or(EINVAL)?,
             borrow_expiry_us: u64::try_from(params::BORROW_EXPIRY_US.get()).map_err(|_| EINVAL)?,
             model,

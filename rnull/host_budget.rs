@@ -3,7 +3,7 @@
 //! The host-wide tag budget shared by every hardware queue of every device.
 //!
 //! `host_queue_depth` tags are shared by all devices; the sharing policy
-//! (rtags' `fair`, `borrow`, `none`, `lend` or `window`) decides how many
+//! (one of rtags' `policy` module: `fair`, `borrow`, ...) decides how many
 //! one device may hold (under `window`: which ones). The budget is separate
 //! from, and smaller than, blk-mq's own tags, so the policy is what binds. A
 //! request the policy refuses goes back to blk-mq with

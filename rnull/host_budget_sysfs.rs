@@ -4,7 +4,7 @@
 //!
 //! | file | mode | meaning |
 //! |---|---|---|
-//! | `policy` | rw | `fair`, `borrow`, `none`, `lend` or `window`; reads show all, the active one in brackets |
+//! | `policy` | rw | one of rtags' policies (`rtags::policy::Policy::ALL`); reads show all, the active one in brackets |
 //! | `depth` | rw | the budget, 1..=1024, resizable while I/O runs |
 //! | `borrow_expiry_us` | rw | `borrow`: the fair share lasts this long after a starved device's last refusal, and after its drain (from the next 10 ms tick) (0..=10000000, default 5000); a write, like a `policy` write, forgets both |
 //! | `window_shared_pct` | rw | `window`: percent of the budget shared; the rest is one window per active device, and each window has an equal slice of the shared part (a device without a window yet may use all of it) (0..=100, default 10) |

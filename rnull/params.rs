@@ -15,7 +15,7 @@
 use crate::{
     kapi::param::{module_param, ChoiceParam, IntParam, IntRange},
     rdisk::disk::{self, Limit},
-    rtags::{host, link::MAX_MIB_PER_S},
+    rtags::{host, link::MAX_MIB_PER_S, policy::Policy},
 };
 
 /// A switch.
@@ -78,7 +78,7 @@ pub(crate) const IRQMODE_NAMES: [&str; 3] = ["none", "softirq", "timer"];
 module_param!(HOST_QUEUE_DEPTH: IntParam = IntParam::new(0, IntRange::new(0, 1024)),
     "host_queue_depth", 0o444, "int",
     "host-wide tag budget shared by all devices, 0 = off; `host/depth` resizes it (from 1)");
-module_param!(TAG_POLICY: ChoiceParam = ChoiceParam::new(0, &POLICY_NAMES),
+module_param!(TAG_POLICY: ChoiceParam = ChoiceParam::new(Policy::DEFAULT as usize, &Policy::NAMES),
     "tag_policy", 0o444, "charp", "initial sharing policy of the host budget");
 module_param!(BORROW_EXPIRY_US: IntParam = IntParam::new(
         (host::DEFAULT_BORROW_EXPIRY_NS / 1000) as i64,
@@ -94,8 +94,6 @@ module_param!(HOST_MBPS: IntParam = IntParam::new(0, IntRange::new(0, MAX_MIB_PE
     "host_mbps", 0o444, "int",
     "bandwidth limit shared by all devices in MiB/s, 0 = off; needs `host_queue_depth` (`host/mbps`)");
 
-/// Names of the `tag_policy` values, in `rtags::policy::Policy` spelling.
-pub(crate) const POLICY_NAMES: [&str; 5] = ["fair", "borrow", "none", "lend", "window"];
 module_param!(ROTATIONAL_MODEL: IntParam = IntParam::new(0, BOOL),
     "rotational_model", 0o444, "int",
     "model a single-actuator rotational disk; implies `rotational=1`, `submit_queues=1` (clamped with a warning) and `poll_queues=0`");

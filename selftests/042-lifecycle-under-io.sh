@@ -17,9 +17,11 @@ if rmmod rnull 2>/dev/null; then
 	fail "rmmod succeeded while fio ran"
 fi
 h=/sys/module/rnull/host
+# Every registered policy, as host/policy lists them.
+policies=$(tr -d '[]' <$h/policy)
 i=0
 while kill -0 $pid 2>/dev/null; do
-	for p in fair borrow none lend window; do echo $p >$h/policy; done
+	for p in $policies; do echo $p >$h/policy; done
 	echo $((1 + i % 32)) >$h/depth
 	echo $((i % 3)) >$h/borrow_expiry_us
 	echo $((1 + i % 200)) >$h/idle_ms

@@ -8,8 +8,11 @@
 h=/sys/module/rnull/host
 load_rnull nr_devices=2 host_queue_depth=4 irqmode=2 completion_nsec=200000 \
 	submit_queues="$(nproc)"
+# Every registered policy, as host/policy lists them.
+policies=$(tr -d '[]' <$h/policy)
+[ -n "$policies" ] || fail "host/policy lists no policy"
 
-for p in fair borrow none lend window; do
+for p in $policies; do
 	echo "$p" >$h/policy || fail "cannot set policy $p"
 	fio_terse --name=a --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
 		--ioengine=io_uring --iodepth=16 --time_based --runtime=2 \
@@ -40,7 +43,7 @@ fio --name=storm --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
 pid=$!
 i=0
 while [ $i -lt 30 ]; do
-	for p in fair borrow none lend window; do echo $p >$h/policy; done
+	for p in $policies; do echo $p >$h/policy; done
 	echo $((1 + i % 8)) >$h/depth
 	i=$((i + 1))
 done

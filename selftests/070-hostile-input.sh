@@ -43,7 +43,8 @@ attr_table /sys/block/rnullb0/rnull/mbps 0 1048576
 attr_table $h/mbps 0 1048576
 attr_table /sys/block/rnullb1/mq/0/time_slice_us 0 100000
 n0=$tried
-for p in fair borrow none lend window; do attr_case $h/policy $p ok; done
+# Every registered policy, as host/policy lists them.
+for p in $(tr -d '[]' <$h/policy); do attr_case $h/policy $p ok; done
 for g in "" FAIR "fair " " fair" "fair\nx" bogus 0 1; do attr_case $h/policy "$g" bad; done
 log "host/policy: $((tried - n0)) inputs"
 unload_rnull

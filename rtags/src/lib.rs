@@ -10,21 +10,22 @@
 //! * [`clock`]: the [`Clock`] trait: time sources read only when needed.
 //! * [`bitmap`]: sbitmap-like lock-free tag allocator.
 //! * [`queue`]: per request-queue accounting.
-//! * [`policy`]: tag sharing policies (fair, borrow, none, lend, window).
+//! * [`policy`]: the tag sharing policies, one file each.
 //! * [`host`]: the host-wide budget shared by all queues.
+//! * [`design`]: how the budget works, and why it is correct (documentation
+//!   only).
 //! * [`link`]: a link of limited bandwidth requests queue behind.
-//! * [`window`]: the `window` policy's layout and hand-off.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod bitmap;
 pub mod clock;
+pub mod design;
 pub mod host;
 pub mod link;
 pub mod policy;
 pub mod queue;
 pub mod sync;
-pub mod window;
 
 pub use clock::Clock;

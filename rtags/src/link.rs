@@ -23,7 +23,7 @@
 use super::sync::{AtomicU64, Ordering};
 
 /// Largest rate in MiB/s (about 1 TiB/s): far beyond any device, and small
-/// enough that a transfer's cost cannot overflow (see [`Link::cost_ns`]).
+/// enough that a transfer's cost cannot overflow (see `Link::cost_ns`).
 pub const MAX_MIB_PER_S: u64 = 1 << 20;
 
 /// Bytes in a MiB, the unit of `mbps` as in null_blk.

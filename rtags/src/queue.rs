@@ -13,7 +13,7 @@
 //! never by plain stores, so that concurrent updates of different flags
 //! cannot erase each other, and so that every modification continues the
 //! release sequence of the `Release` RMW that set a counted flag (see
-//! "Counters" in [`super::host`]). The structure is cache-line aligned:
+//! "Counters" in [`super::design`]). The structure is cache-line aligned:
 //! each queue's hot fields (`state`, `in_flight`) sit in a line of their
 //! own, so queues stored side by side (e.g. in a vector) do not bounce
 //! lines between their CPUs.
@@ -44,6 +44,9 @@ pub(super) const DENIED: u32 = 1 << 9;
 /// below its fair share (see `HostTags::lend_tick`); written by that
 /// tick only. Outside [`FAST_PATH_FLAGS`].
 pub(super) const BORROWER: u32 = 1 << 10;
+/// Flag: activated at least once; counted in the host's joined queues and
+/// never cleared. Outside [`FAST_PATH_FLAGS`].
+pub(super) const JOINED: u32 = 1 << 11;
 
 /// [`QueueTags::window_slot`] of a queue without a window.
 pub(super) const NO_WINDOW: u32 = u32::MAX;
@@ -58,8 +61,8 @@ pub(super) const FAST_PATH_FLAGS: u32 = 0xff;
 pub struct QueueTags {
     /// Caller-assigned index; bit `index % 64` in the host waiter mask.
     pub(super) index: AtomicU32,
-    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`WATCHED`], [`STARVED`], [`DENIED`],
-    /// [`BORROWER`] (RMW only).
+    /// Flags: [`ACTIVE`], [`BUSY`], [`WAITING`], [`WATCHED`], [`STARVED`],
+    /// [`DENIED`], [`BORROWER`], [`JOINED`] (RMW only).
     pub(super) state: AtomicU32,
     /// Tags currently held by this queue.
     pub(super) in_flight: AtomicU32,

@@ -25,7 +25,7 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (0usize..3).prop_map(Op::Get),
         5 => any::<usize>().prop_map(Op::Put),
         1 => (1u32..=48).prop_map(Op::SetDepth),
-        1 => (0u32..5).prop_map(Op::SetPolicy),
+        1 => (0..Policy::ALL.len() as u32).prop_map(Op::SetPolicy),
         1 => (0u64..300).prop_map(Op::Tick),
         1 => (0u32..2000).prop_map(Op::BogusPut),
     ]
@@ -145,8 +145,8 @@ proptest! {
     /// waiter after the windows moved), so that none is left once every tag
     /// is free.
     #[test]
-    fn host_model(depth in 1u32..=48, policy in 0u32..5, expiry in 0u64..200, idle in 0u64..60, ops in prop::collection::vec(op(), 1..300)) {
-        let h = HostTags::new(depth, Policy::from_u32(policy).unwrap()).unwrap();
+    fn host_model(depth in 1u32..=48, policy in 0..Policy::ALL.len(), expiry in 0u64..200, idle in 0u64..60, ops in prop::collection::vec(op(), 1..300)) {
+        let h = HostTags::new(depth, Policy::ALL[policy]).unwrap();
         h.set_borrow_expiry_ns(expiry);
         h.set_idle_ns(idle);
         let qs = [QueueTags::new(0), QueueTags::new(1), QueueTags::new(65)];
@@ -159,11 +159,14 @@ proptest! {
         let mut busy = [false; 3];
         let mut last = [0u64; 3];
         let mut active = [false; 3];
+        // Queues ever activated (joined).
+        let mut joined = [false; 3];
         for op in ops {
             now += 1;
             if let Op::Get(qi) = op {
                 busy[qi] = true;
                 active[qi] = true;
+                joined[qi] = true;
             }
             match op {
                 Op::Get(qi) => match h.get(&qs[qi], &hints[qi], now) {
@@ -266,6 +269,7 @@ proptest! {
                 prop_assert_eq!(q.in_flight() as usize, held.iter().filter(|&&(_, o)| o == qi).count());
             }
             prop_assert_eq!(h.active_queues() as usize, qs.iter().filter(|q| q.is_active()).count());
+            prop_assert_eq!(h.joined_queues() as usize, joined.iter().filter(|&&j| j).count());
             for (qi, q) in qs.iter().enumerate() {
                 prop_assert_eq!((q.is_busy(), q.last_active_ns(), q.is_active()), (busy[qi], last[qi], active[qi]), "queue {}", qi);
             }
@@ -344,7 +348,10 @@ fn window_op() -> impl Strategy<Value = WindowOp> {
 fn windows_of(
     h: &HostTags,
     qs: &[QueueTags],
-) -> (rtags::window::Layout, Vec<Option<std::ops::Range<u32>>>) {
+) -> (
+    rtags::policy::window::Layout,
+    Vec<Option<std::ops::Range<u32>>>,
+) {
     (h.window_layout(), qs.iter().map(|q| h.window(q)).collect())
 }
 

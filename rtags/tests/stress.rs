@@ -165,29 +165,15 @@ fn run_with(policy: Policy, depth: u32, churn: bool) {
     assert_eq!(failures, refusals.load(Ordering::Relaxed));
 }
 
+/// Every registered policy, with room to share (12 tags for 6 queues) and
+/// with fewer tags than queues.
 #[test]
-fn stress_fair() {
-    run(Policy::Fair, 12);
-}
-
-#[test]
-fn stress_borrow() {
-    run(Policy::Borrow, 6);
-}
-
-#[test]
-fn stress_none() {
-    run(Policy::None, 5);
-}
-
-#[test]
-fn stress_lend() {
-    run(Policy::Lend, 12);
-}
-
-#[test]
-fn stress_window() {
-    run(Policy::Window, 12);
+fn stress_every_policy() {
+    for policy in Policy::ALL {
+        for depth in [12, 5] {
+            run(policy, depth);
+        }
+    }
 }
 
 /// `window` with stable windows of two tags and nothing shared: a put that

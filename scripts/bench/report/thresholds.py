@@ -11,7 +11,10 @@ FAIRNESS_TARGET_RATIO = 1.8
 # the configured completion time.
 FAIRNESS_LAT_FACTOR = 2.0
 
-# Scenario `policies` (the maintainers' cases under every policy, issue #14).
+# Scenario `policies` (the maintainers' cases under every policy, issue #14;
+# the run finds the policies in host/policy). The tuples below give targets
+# to the policies they name: a policy named in none of them gets the Busch
+# figure without a target and the Axboe split target.
 # Kuai: the busy device's IOPS under `borrow` / under `fair` must reach
 # FAIRNESS_TARGET_RATIO, as in the `fairness` scenario.
 # Busch: the light QD1 job must keep at least this share of its IOPS alone

@@ -5,7 +5,7 @@
 //! # Layout
 //!
 //! With `D` the host depth, `s` the shared percentage
-//! ([`HostTags::set_shared_pct`](super::host::HostTags::set_shared_pct),
+//! ([`HostTags::set_shared_pct`](super::super::host::HostTags::set_shared_pct),
 //! default [`DEFAULT_SHARED_PCT`]) and `P` windows:
 //!
 //! ```text
@@ -62,7 +62,7 @@
 //! hand it. A window is a *slot* `k < P`, kept by its queue across ticks
 //! while `k < P`; a queue that became active gets the lowest free slot, and
 //! the slot of a queue neither active nor waiting is freed.
-//! All of that is done by [`HostTags::tick`](super::host::HostTags::tick),
+//! All of that is done by [`HostTags::tick`](super::super::host::HostTags::tick),
 //! serialised by its caller, and nowhere else: when `P` changes, every
 //! window moves (`W = R / P`), and a queue refused under the old layout may
 //! wait for tags that now lie in another queue's window, whose puts wake
@@ -75,7 +75,7 @@
 //! no shared part at all); 10% leaves 90% of the depth reserved. Depth and
 //! shared-percentage changes move the windows too: their caller hands the
 //! waiters back with
-//! [`HostTags::take_waiters`](super::host::HostTags::take_waiters), as after
+//! [`HostTags::take_waiters`](super::super::host::HostTags::take_waiters), as after
 //! switching to `window` (which starts with every tag shared until the
 //! first tick).
 //!
@@ -83,8 +83,8 @@
 //!
 //! When a `put` finds waiters (its mask load after (P) is non-zero), it
 //! wakes, under `window`, the waiting queues that can allocate *now* (the
-//! other policies look at each waiter's limit instead, see "Hand-off" in
-//! [`super::host`]):
+//! other policies look at each waiter's limit instead, see "A put, and the
+//! hand-off" in [`super::super::design`]):
 //!
 //! * without windows (every tag shared), if a tag is free, every waiter
 //!   can: the whole mask is taken;
@@ -124,7 +124,7 @@
 //!
 //! # Why no wake-up is lost
 //!
-//! The argument of [`super::host`] ("Why no wake-up is lost"), with the
+//! The argument of [`super::super::design`] ("Why no wake-up is lost"), with the
 //! layout. A refused queue X set its bit, then ran (W), then read the
 //! layout (windows count, its slot, shared percentage, depth) and found
 //! every tag of its *region* (its window and its shared slice; without a
@@ -163,7 +163,7 @@
 //!
 //! Every access here is `Relaxed`: the layout and the hand-off's reads of
 //! the bitmap are ordered against the waiter mask by the fences (W), (P)
-//! and (T) of [`super::host`] as above, tag ownership by the bitmap's
+//! and (T) of [`super::super::design`] as above, tag ownership by the bitmap's
 //! `Acquire`/`Release` pair, and the tick, the only writer of the windows
 //! count, the slots, the windows of each bit and the bits without a
 //! window, is serialised by its caller.
@@ -180,10 +180,16 @@
 //! part's once if a queue without a window waits. The inline fast path of
 //! the other policies is unchanged, and so is `put` without waiters.
 //!
-use super::bitmap::TagBitmap;
-use super::queue::{QueueTags, NO_WINDOW};
-use super::sync::{AtomicU32, AtomicU64, Ordering};
+use super::super::bitmap::{Error, TagBitmap};
+use super::super::clock::Clock;
+use super::super::host::{HostTags, Refusal};
+use super::super::queue::{QueueTags, NO_WINDOW};
+use super::super::sync::{AtomicU32, AtomicU64, Ordering};
+use super::{Admit, Rule, State, Wake};
 use core::ops::Range;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
 
 /// Most windows a layout has: with more active queues than this, no queue
 /// gets a window and every tag is shared (the waiter mask has 64 bits).
@@ -287,7 +293,7 @@ impl Layout {
     }
 }
 
-/// How [`HostTags::put`](super::host::HostTags::put) hands a freed tag on
+/// How [`HostTags::put`](super::super::host::HostTags::put) hands a freed tag on
 /// (see "Hand-off").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum HandOff {
@@ -299,7 +305,7 @@ pub(super) enum HandOff {
 
 /// The window state of a host: the shared percentage (a setting), and the
 /// layout's windows count and slots (written by the tick).
-pub(super) struct Windows {
+pub struct Windows {
     /// Percentage of the depth shared by all queues (`0..=100`).
     shared_pct: AtomicU32,
     /// `P`, the number of windows (see [`Layout`]).
@@ -526,297 +532,156 @@ impl Windows {
     }
 }
 
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::super::queue::ACTIVE;
-    use super::*;
-    use std::vec::Vec;
+impl State for Windows {
+    fn new() -> Windows {
+        Windows::new()
+    }
+}
 
-    #[test]
-    fn layout_examples() {
-        // Busch's 63 tags, two queues, 10% shared: 6 shared, 57 reserved,
-        // windows of 28, the leftover tag shared too.
-        let l = Layout::new(63, 10, 2);
-        assert_eq!((l.windows, l.size, l.shared_start()), (2, 28, 56));
-        assert_eq!(l.window(0), Some(0..28));
-        assert_eq!(l.window(1), Some(28..56));
-        assert_eq!(l.window(2), None);
-        assert_eq!(l.shared(), 56..63);
-        // Each window's slice of the shared part: ceil(7 / 2) = 4 tags,
-        // the second from floor(7 / 2) = 3 on (one tag in both).
-        assert_eq!(l.shared_slice(Some(0)), 56..60);
-        assert_eq!(l.shared_slice(Some(1)), 59..63);
-        assert_eq!(l.shared_slice(Some(2)), 56..63, "no such window");
-        assert_eq!(l.shared_slice(None), 56..63);
-        assert_eq!(l.limit(Some(1)), 32);
-        assert_eq!(l.limit(None), 7);
-        assert_eq!(l.slot_of(0), Some(0));
-        assert_eq!(l.slot_of(27), Some(0));
-        assert_eq!(l.slot_of(28), Some(1));
-        assert_eq!(l.slot_of(56), None);
-        assert_eq!(l.slot_of(1000), None);
-        // Axboe's 32 tags: 4 shared (3 and the leftover), 2 each.
-        let l = Layout::new(32, 10, 2);
-        assert_eq!((l.size, l.shared()), (14, 28..32));
-        assert_eq!(l.shared_slice(Some(0)), 28..30);
-        assert_eq!(l.shared_slice(Some(1)), 30..32);
-        assert_eq!(l.limit(Some(0)), 16);
-        assert_eq!(l.limit(Some(1)), 16);
-        // Three latencies' 12 tags: one shared tag each.
-        let l = Layout::new(12, 10, 3);
-        assert_eq!((l.size, l.shared()), (3, 9..12));
-        let slices: Vec<Range<u32>> = (0..3).map(|s| l.shared_slice(Some(s))).collect();
-        assert_eq!(slices, [9..10, 10..11, 11..12]);
-        // Fewer shared tags than windows: one each, several sharing one.
-        let l = Layout::new(13, 10, 5);
-        assert_eq!((l.size, l.shared()), (2, 10..13));
-        let slices: Vec<Range<u32>> = (0..5).map(|s| l.shared_slice(Some(s))).collect();
-        assert_eq!(slices, [10..11, 10..11, 11..12, 11..12, 12..13]);
-        // A lone queue: its window and the shared part are everything.
-        let l = Layout::new(64, 10, 1);
-        assert_eq!((l.window(0), l.shared()), (Some(0..58), 58..64));
-        assert_eq!(l.shared_slice(Some(0)), 58..64);
-        assert_eq!(l.limit(Some(0)), 64);
-        // No windows (before the first tick, everything shared, or more
-        // windows than reserved tags).
-        for l in [
-            Layout::new(64, 0, 0),
-            Layout::new(64, 100, 3),
-            Layout::new(4, 0, 5),
-        ] {
-            assert_eq!((l.windows, l.size, l.shared()), (0, 0, 0..l.depth));
-            assert_eq!(l.shared_slice(Some(0)), 0..l.depth);
-            assert_eq!(l.limit(Some(0)), l.depth);
-            assert_eq!(l.slot_of(0), None);
-        }
-        // Percentages above 100 count as 100.
-        assert_eq!(Layout::new(64, 1000, 2), Layout::new(64, 100, 2));
-        assert_eq!(Layout::new(u32::MAX, 50, u32::MAX).limit(Some(0)), u32::MAX);
+/// The `window` policy.
+pub struct Window;
+
+impl Rule for Window {
+    const NAME: &'static str = "window";
+    type State = Windows;
+
+    /// 0: not a count but the place of a tag limits a queue (its window
+    /// and its slice of the shared part, or the whole shared part without
+    /// a window), so no allocation may take the fast path's hinted word:
+    /// every one asks [`Rule::admit`].
+    fn share(_: &HostTags, _: &Windows) -> u32 {
+        0
     }
 
-    /// Windows and shared part partition the depth, in every layout.
-    #[test]
-    fn layouts_partition_the_depth() {
-        for depth in (1..=70).chain([100, 255, 256, 1000, 1024]) {
-            for pct in [0, 1, 10, 33, 50, 99, 100] {
-                for windows in 0..=70 {
-                    let l = Layout::new(depth, pct, windows);
-                    let mut owner = vec![None; depth as usize];
-                    for s in 0..l.windows {
-                        for t in l.window(s).unwrap() {
-                            assert!(owner[t as usize].replace(s).is_none());
-                        }
-                    }
-                    for t in 0..depth {
-                        assert_eq!(l.slot_of(t), owner[t as usize]);
-                        assert_eq!(owner[t as usize].is_none(), l.shared().contains(&t));
-                    }
-                    let shared = depth * pct / 100;
-                    assert!(l.shared().len() as u32 >= shared);
-                    if l.windows > 0 {
-                        assert_eq!(l.windows, windows);
-                        // The leftover of the division is less than a
-                        // window per window.
-                        assert!((l.shared().len() as u32) < shared + windows);
-                        // The slices cover the shared part, in order, each
-                        // ceil(S / P) tags but where the depth clips the
-                        // last ones, overlapping by at most one tag.
-                        let s = l.shared().len() as u32;
-                        let mut covered = l.shared().start;
-                        for k in 0..l.windows {
-                            let r = l.shared_slice(Some(k));
-                            assert!(r.start >= l.shared().start && r.end <= depth);
-                            assert!(r.start <= covered, "gap before slice {k}");
-                            assert!(
-                                covered <= r.start + 1 || s == 0,
-                                "slice {k} overlaps by more than one"
-                            );
-                            assert!(r.len() as u32 == s.div_ceil(l.windows) || r.end == depth);
-                            covered = covered.max(r.end);
-                            assert_eq!(l.limit(Some(k)), l.size + r.len() as u32);
-                        }
-                        assert_eq!(covered, depth, "shared tags in no slice");
-                        assert_eq!(l.shared_slice(None), l.shared());
-                        assert_eq!(l.limit(None), s);
-                    }
-                }
+    /// Its window and its slice of the shared part (without a window: the
+    /// shared part).
+    fn limit<C: Clock>(host: &HostTags, windows: &Windows, q: &QueueTags, _: &C) -> u32 {
+        let layout = windows.layout(host.depth());
+        layout.limit(windows.slot(q, &layout))
+    }
+
+    /// A tag of `q`'s window, else of its slice of the shared part (without
+    /// a window: of the whole shared part); not a count (the count of a
+    /// queue that holds tags of another window, from an older layout, may
+    /// be below its limit while its window and its slice are full). A
+    /// refusal is `Limited` when other queues' windows exist (the queue's
+    /// part of the budget is full), `Exhausted` when its part is the whole
+    /// depth.
+    #[inline(always)]
+    fn admit<C: Clock>(
+        host: &HostTags,
+        windows: &Windows,
+        q: &QueueTags,
+        hint: &AtomicU32,
+        depth: u32,
+        _: &C,
+    ) -> Admit {
+        match windows.admit(host.bitmap(), q, hint, depth) {
+            Ok(tag) => Admit::Tag(tag),
+            Err(refusal) => Admit::Refuse(refusal),
+        }
+    }
+
+    /// The waiters whose region has a free tag (see "Hand-off").
+    fn hand_off<Q: AsRef<QueueTags>, C: Clock>(
+        host: &HostTags,
+        windows: &Windows,
+        waiters: u64,
+        _: &[Q],
+        depth: u32,
+        _: &C,
+    ) -> u64 {
+        match windows.hand_off(host.bitmap(), depth, waiters) {
+            HandOff::All => waiters,
+            HandOff::Only(bits) => bits,
+        }
+    }
+
+    /// `window` starts without windows (every tag shared) until the next
+    /// tick: the slots of an earlier `window` period may be stale.
+    fn select(_: &HostTags, windows: &Windows) {
+        windows.reset();
+    }
+
+    /// Lays the windows out for the active queues; when they moved, every
+    /// waiter is handed back (a queue refused under the old layout may
+    /// wait for tags that now lie in another queue's window).
+    fn tick<Q: AsRef<QueueTags>>(host: &HostTags, windows: &Windows, queues: &[Q]) -> Wake {
+        if windows.tick(queues, host.depth(), host.waiter_mask()) {
+            Wake::All
+        } else {
+            Wake::Nobody
+        }
+    }
+}
+
+impl Windows {
+    /// [`Window::admit`]'s allocation, out of line.
+    #[inline(never)]
+    fn admit(
+        &self,
+        bitmap: &TagBitmap,
+        q: &QueueTags,
+        hint: &AtomicU32,
+        depth: u32,
+    ) -> Result<u32, Refusal> {
+        let layout = self.layout(depth);
+        let slot = self.slot(q, &layout);
+        match self.get(bitmap, &layout, slot, hint) {
+            Some(tag) => {
+                // Relaxed: accounting; tag ownership is carried by the
+                // bitmap bit.
+                q.in_flight.fetch_add(1, Ordering::Relaxed);
+                Ok(tag)
             }
+            None if layout.limit(slot) < layout.depth => Err(Refusal::Limited),
+            None => Err(Refusal::Exhausted),
+        }
+    }
+}
+
+/// The settings and the layout of `window`, whatever the policy.
+impl HostTags {
+    /// The `window` state of this host.
+    fn windows(&self) -> &Windows {
+        &self.states().window
+    }
+
+    /// The percentage of the depth that every queue may use under
+    /// `window` (the rest is divided into windows).
+    pub fn shared_pct(&self) -> u32 {
+        self.windows().shared_pct()
+    }
+
+    /// Sets the shared percentage of `window` (`0..=100`; default
+    /// [`DEFAULT_SHARED_PCT`]). Out of range: an error, and nothing
+    /// changed. Under `window` this moves the windows: re-run the waiting
+    /// queues afterwards ([`HostTags::take_waiters`]).
+    pub fn set_shared_pct(&self, pct: u32) -> Result<(), Error> {
+        if self.windows().set_shared_pct(pct) {
+            Ok(())
+        } else {
+            Err(Error::InvalidPercent)
         }
     }
 
-    fn activate(qs: &[QueueTags], which: &[usize]) {
-        for (i, q) in qs.iter().enumerate() {
-            if which.contains(&i) {
-                q.set_flags(ACTIVE);
-            } else {
-                q.clear_flags(ACTIVE);
-            }
-        }
+    /// The `window` layout of the moment (a snapshot, whatever the policy).
+    pub fn window_layout(&self) -> Layout {
+        self.windows().layout(self.depth())
     }
 
-    fn slots(qs: &[QueueTags]) -> Vec<Option<u32>> {
-        qs.iter().map(QueueTags::window_slot).collect()
+    /// The tags of `q`'s window in the current layout, if it has one (a
+    /// snapshot).
+    pub fn window(&self, q: &QueueTags) -> Option<Range<u32>> {
+        let layout = self.window_layout();
+        layout.window(self.windows().slot(q, &layout)?)
     }
 
-    /// The (waiter bit, windows) pairs the hand-off sees.
-    fn bits(w: &Windows) -> Vec<(u32, u64)> {
-        (0..64)
-            .zip(&w.windows_of_bit)
-            .map(|(b, s)| (b, s.load(Ordering::Relaxed)))
-            .filter(|&(_, s)| s != 0)
-            .collect()
-    }
-
-    #[test]
-    fn tick_assigns_windows_to_active_queues() {
-        let w = Windows::new();
-        let qs: Vec<QueueTags> = (0..4).map(|i| QueueTags::new(i + 64)).collect();
-        assert!(!w.tick(&qs, 64, 0), "nothing active, nothing to do");
-        activate(&qs, &[1, 3]);
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(slots(&qs), [None, Some(0), None, Some(1)]);
-        assert_eq!(w.layout(64).windows, 2);
-        assert_eq!(
-            bits(&w),
-            [(1, 0b1), (3, 0b10)],
-            "by waiter bit (index % 64)"
-        );
-        assert!(!w.tick(&qs, 64, 0), "stable");
-        // A third queue: the others keep their windows, which shrink.
-        activate(&qs, &[0, 1, 3]);
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(slots(&qs), [Some(2), Some(0), None, Some(1)]);
-        // Queue 1 leaves: queue 0's slot is out of range and moves.
-        activate(&qs, &[0, 3]);
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(slots(&qs), [Some(0), None, None, Some(1)]);
-        assert_eq!(bits(&w), [(0, 0b1), (3, 0b10)]);
-        // Nobody: no windows.
-        activate(&qs, &[]);
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(slots(&qs), [None; 4]);
-        assert_eq!(w.layout(64).windows, 0);
-        // Reset drops the windows until the next tick.
-        activate(&qs, &[2]);
-        assert!(w.tick(&qs, 64, 0));
-        w.reset();
-        assert_eq!(w.layout(64).windows, 0);
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(w.layout(64).windows, 1);
-    }
-
-    #[test]
-    fn waiting_queues_get_windows_too() {
-        let w = Windows::new();
-        let qs: Vec<QueueTags> = (0..3).map(QueueTags::new).collect();
-        activate(&qs, &[0]);
-        // Queue 2 waits but was deactivated (a get racing with the tick).
-        assert!(w.tick(&qs, 64, 0b100));
-        assert_eq!(slots(&qs), [Some(0), None, Some(1)]);
-        // Once it no longer waits (and is still inactive), it loses it.
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(slots(&qs), [Some(0), None, None]);
-    }
-
-    #[test]
-    fn without_room_for_windows_nothing_moves() {
-        let w = Windows::new();
-        let qs: Vec<QueueTags> = (0..2).map(QueueTags::new).collect();
-        activate(&qs, &[0, 1]);
-        // One tag: no window can be formed for two queues.
-        assert!(!w.tick(&qs, 1, 0));
-        assert_eq!(w.layout(1).windows, 0);
-        activate(&qs, &[0]);
-        assert!(w.tick(&qs, 1, 0), "one window of one tag");
-        assert_eq!(w.layout(1).window(0), Some(0..1));
-    }
-
-    #[test]
-    fn beyond_max_windows_nobody_has_one() {
-        let w = Windows::new();
-        let qs: Vec<QueueTags> = (0..MAX_WINDOWS + 1).map(QueueTags::new).collect();
-        let all: Vec<usize> = (0..qs.len()).collect();
-        activate(&qs, &all[..MAX_WINDOWS as usize]);
-        assert!(w.tick(&qs, 1024, 0));
-        assert_eq!(w.layout(1024).windows, MAX_WINDOWS);
-        let mut seen: Vec<u32> = slots(&qs).into_iter().flatten().collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..MAX_WINDOWS).collect::<Vec<_>>());
-        activate(&qs, &all);
-        assert!(w.tick(&qs, 1024, 0));
-        assert_eq!(w.layout(1024).windows, 0);
-        assert!(slots(&qs).iter().all(Option::is_none));
-    }
-
-    #[test]
-    fn hand_off_wakes_the_waiters_that_may_allocate() {
-        let w = Windows::new();
-        w.set_shared_pct(25);
-        let qs: Vec<QueueTags> = (0..4).map(QueueTags::new).collect();
-        activate(&qs, &[0, 1, 2]);
-        assert!(w.tick(&qs, 64, 0));
-        // 64 tags: windows of 16, shared part 48..64 in slices of 6:
-        // 48..54, 53..59, 58..64. Queue 3 has no window. Everything held.
-        let l = w.layout(64);
-        assert_eq!(l.shared_slice(Some(1)), 53..59);
-        assert_eq!(l.shared_slice(Some(2)), 58..64);
-        let map = TagBitmap::new(64).unwrap();
-        let hint = AtomicU32::new(0);
-        let all: Vec<u32> = (0..64).map(|_| map.get(&hint).unwrap()).collect();
-        assert_eq!(all.len(), 64);
-        assert_eq!(w.hand_off(&map, 64, 0b1111), HandOff::Only(0));
-        // A tag of window 1 wakes its queue only, if it waits.
-        assert!(map.put(20));
-        assert_eq!(w.hand_off(&map, 64, 0b1111), HandOff::Only(0b0010));
-        assert_eq!(w.hand_off(&map, 64, 0b1101), HandOff::Only(0));
-        assert_eq!(map.get_in_range(16, 32, &hint), Some(20));
-        // A tag of window 0's slice alone: queue 0, and queue 3, which
-        // may use the whole shared part.
-        assert!(map.put(50));
-        assert_eq!(w.hand_off(&map, 64, 0b1111), HandOff::Only(0b1001));
-        assert_eq!(w.hand_off(&map, 64, 0b0110), HandOff::Only(0));
-        assert_eq!(map.get_in_range(48, 64, &hint), Some(50));
-        // A tag in two slices wakes both owners.
-        assert!(map.put(53));
-        assert_eq!(w.hand_off(&map, 64, 0b0111), HandOff::Only(0b0011));
-        // Without windows every tag is shared: a free one wakes everyone.
-        w.reset();
-        assert_eq!(w.hand_off(&map, 64, 0b0110), HandOff::All);
-        assert_eq!(map.get_in_range(48, 64, &hint), Some(53));
-        assert_eq!(w.hand_off(&map, 64, 0b0110), HandOff::Only(0));
-        // Queues 1 and 65 share bit 1: both windows (and both slices)
-        // count for it.
-        let qs: Vec<QueueTags> = [0, 1, 65].into_iter().map(QueueTags::new).collect();
-        activate(&qs, &[0, 1, 2]);
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(bits(&w), [(0, 0b1), (1, 0b110)]);
-        assert!(map.put(20));
-        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10));
-        assert_eq!(map.get_in_range(16, 32, &hint), Some(20));
-        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0));
-        assert!(map.put(40));
-        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10), "window 2");
-        assert_eq!(map.get_in_range(32, 48, &hint), Some(40));
-        assert!(map.put(60));
-        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b10), "slice 2");
-        assert_eq!(map.get_in_range(48, 64, &hint), Some(60));
-        // Queue 65 without a window: bit 1 may use the whole shared part.
-        activate(&qs, &[0, 1]);
-        assert!(w.tick(&qs, 64, 0));
-        assert_eq!(bits(&w), [(0, 0b1), (1, 0b10)]);
-        assert_eq!(w.layout(64).shared_slice(Some(0)), 48..56);
-        assert!(map.put(50));
-        assert_eq!(w.hand_off(&map, 64, 0b11), HandOff::Only(0b11));
-    }
-
-    #[test]
-    fn shared_pct_is_validated() {
-        let w = Windows::new();
-        assert_eq!(w.shared_pct(), DEFAULT_SHARED_PCT);
-        assert!(w.set_shared_pct(0));
-        assert!(w.set_shared_pct(100));
-        assert!(!w.set_shared_pct(101));
-        assert!(!w.set_shared_pct(u32::MAX));
-        assert_eq!(w.shared_pct(), 100);
+    /// The shared tags `q` may use in the current layout: its slice of
+    /// the shared part, or all of it without a window (a snapshot; see
+    /// [`Layout::shared_slice`]).
+    pub fn shared_slice(&self, q: &QueueTags) -> Range<u32> {
+        let layout = self.window_layout();
+        layout.shared_slice(self.windows().slot(q, &layout))
     }
 }
