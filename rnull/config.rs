@@ -3,8 +3,7 @@
 //! The configuration of one load, read once from the module parameters.
 
 use crate::{
-    errno::Errno,
-    kapi::param::IntParam,
+    kapi::{fmt::Errno, param::IntParam},
     params,
     rdisk::{disk::DiskParams, slice::SliceStart},
     rtags::policy::Policy,

@@ -11,10 +11,10 @@
 use crate::{
     config::Config,
     device_data::{Backing, DeviceData, RNullOps},
-    errno::Errno,
     host_budget::{Host, HostMember},
     kapi::{
         disk::{Disk, DiskBuilder},
+        fmt::Errno,
         tagset::{QueueCounts, TagSet, TagSetConfig},
     },
     params::MAX_DEVICES,

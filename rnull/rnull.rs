@@ -29,7 +29,6 @@ mod configfs;
 mod device;
 mod device_data;
 mod disk_sysfs;
-mod errno;
 mod host_budget;
 mod host_budget_sysfs;
 mod kapi;

@@ -38,10 +38,10 @@ impl fmt::Write for BufWriter<'_> {
     }
 }
 
-/// An error shown by its errno name (`EEXIST`), for kernel log lines:
+/// An error shown as the C constant (`-EEXIST`), for kernel log lines:
 /// `Error`'s `Debug` gives the name only with CONFIG_SYMBOLIC_ERRNAME and
 /// `Error(17)` without it. The names of the errnos rnull's paths can meet;
-/// any other shows as `errno N`.
+/// any other shows as its number (`-N`).
 pub(crate) struct Errno(pub(crate) kernel::error::Error);
 
 impl fmt::Display for Errno {
@@ -74,8 +74,8 @@ impl fmt::Display for Errno {
         ];
         let errno = -self.0.to_errno();
         match NAMES.iter().find(|(n, _)| *n == errno) {
-            Some((_, name)) => f.write_str(name),
-            None => write!(f, "errno {errno}"),
+            Some((_, name)) => write!(f, "-{name}"),
+            None => write!(f, "-{errno}"),
         }
     }
 }
