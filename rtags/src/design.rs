@@ -82,7 +82,7 @@
 //!
 //! 1. it marks the queue waiting and `fetch_or`s the queue's bit into the
 //!    waiter mask (an RMW, so that a putter's concurrent `fetch_and` cannot
-//!    erase it);
+//!    erase it; `Release`, for the restart below);
 //! 2. if the first attempt found no free tag while the queue held less
 //!    than its fair share, it marks the queue *starved* and records the
 //!    refusal's time (Borrow's contention, below; a refusal at the
@@ -101,9 +101,9 @@
 //! `put` frees the tag (`Release`), decrements `in_flight` (a drain to zero
 //! also clears the starved mark), runs `fence(SeqCst)`, **(P)**, and loads
 //! the waiter mask. Only if it is non-zero does it look further
-//! (`hand_off`): it takes (`fetch_and`) the bits of the waiters that may
-//! allocate now and returns them, and the caller re-runs exactly those
-//! queues.
+//! (`hand_off`): it takes (`fetch_and`, `Acquire`) the bits of the waiters
+//! that may allocate now and returns them, and the caller re-runs exactly
+//! those queues.
 //!
 //! Which waiters may allocate is the policy's to say. Under the policies
 //! that limit a count, none may if every tag is held again (a racing `get`
@@ -173,6 +173,60 @@
 //! [`super::policy::window`] ("Why no wake-up is lost"). The loom models
 //! `no_lost_wakeup_limited`, `limited_waiter_skipped_by_others_is_not_lost`
 //! and `put_keeps_a_waiter_at_its_limit` check both sides.
+//!
+//! # The restart: blk-mq's `SCHED_RESTART`
+//!
+//! The driver re-runs a refused queue with blk-mq's restart protocol, on
+//! its restart thread (rnull's `kapi::wake`): a refusal returns
+//! `BLK_STS_DEV_RESOURCE`, for which blk-mq arms no delayed run, so the
+//! restart must not be lost either. Three CPUs take part: D, which
+//! dispatches on the refused queue; P, whose put hands D's bit out (or the
+//! tick, or a configuration change's [`HostTags::take_waiters`]); and R,
+//! the restart thread. Step by step (block/blk-mq.c, blk-mq-sched.c):
+//!
+//! 1. D marks the hardware queue: `blk_mq_sched_mark_restart_hctx()` tests
+//!    `SCHED_RESTART` and, if clear, sets it with `set_bit()`, which has no
+//!    barrier. Call `S` the mark as D's test saw it or its `set_bit()` wrote
+//!    it.
+//! 2. D calls `queue_rq()`; rtags refuses the tag, `fetch_or`s the waiter
+//!    bit with `Release` (`B`), runs (W) and its re-check fails.
+//! 3. P's hand-off takes the bit with an `Acquire` `fetch_and` (`A`), which
+//!    reads `B` or a later write of the mask (an rmw sequence after `B`, so
+//!    still `B`'s release: explanation.txt, "rmw sequences"). The driver
+//!    passes the bit to R with a release (`pending.fetch_or()` in
+//!    `QueueWaker::run`) that R's `Acquire` swap of the pending mask reads.
+//! 4. R runs `__blk_mq_sched_restart()`: `clear_bit()` (`C`), `smp_mb()`,
+//!    `blk_mq_run_hw_queue()`, which queues a run if it sees a request on
+//!    `hctx->dispatch` (`blk_mq_hw_queue_need_run()`).
+//! 5. D's `queue_rq()` returns; `blk_mq_dispatch_rq_list()` splices the
+//!    request onto `hctx->dispatch` (`L`), runs `smp_mb()` and tests
+//!    `SCHED_RESTART` (`T`); if it is clear, D queues the run itself.
+//!
+//! Steps 1 to 4 form a chain of release-acquire pairs: `S ->po B` with `B`
+//! a release, `B ->rf A` (through the rmw sequence) with `A` an acquire,
+//! `A ->po` the driver's release, read by R's acquire, `->po C`. So
+//! `S ->hb C`, and by coherence `C` comes after `S` in the bit's coherence
+//! order: R clears the mark D saw or set, not an older state of the bit.
+//! Steps 4 and 5 are then blk-mq's own pairing, the store-buffering pattern
+//! with `smp_mb()` on both sides (`__blk_mq_sched_restart()` against
+//! `blk_mq_dispatch_rq_list()`): either `T` reads `C` (or a later write),
+//! so the bit is clear and D queues the run, or R's list read sees `L` and
+//! R queues it. (A later write that sets the bit again is another
+//! dispatch's mark, whose own refusal and hand-off continue the chain.)
+//!
+//! Both halves of the pair are needed. With a `Relaxed` `fetch_or` the
+//! mark and the waiter bit are two unordered RMWs on D, and on a weakly
+//! ordered CPU (arm64) P may see the bit before the mark reached it; with a
+//! `Relaxed` `fetch_and` nothing orders what P passes on after the mark. In
+//! either case `C` may precede `S` in the coherence order: `T` then reads
+//! D's own mark and D queues nothing, R's list read may precede `L`, and
+//! the refused device, with nothing in flight, stalls. x86 cannot show it
+//! (its RMWs are fully ordered). The loom model `loom_handoff` runs the
+//! restart on a thread of its own, in the order blk-mq's
+//! `blk_mq_sched_restart()` does it (test the bit, then clear it), and
+//! fails with either half relaxed: R's test misses the mark (loom orders a
+//! location's writes as it runs them, so the missing order shows there
+//! rather than as a clear before the mark).
 //!
 //! # The limit cache
 //!

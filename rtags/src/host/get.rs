@@ -36,7 +36,10 @@ impl HostTags {
     /// guaranteed to be returned by a later [`Self::put`] or
     /// [`Self::put_finish`] (see "Why no wake-up is lost" in the design
     /// notes): the caller should stop its queue and re-run it when one
-    /// returns a mask containing that bit.
+    /// returns a mask containing that bit. What the caller wrote before
+    /// this call (blk-mq: its `SCHED_RESTART` mark) happens before whatever
+    /// the taker of the bit does after it: the bit is set with a release
+    /// and taken with an acquire (see "The restart" in the design notes).
     #[inline(always)]
     pub fn get<C: Clock>(&self, q: &QueueTags, hint: &AtomicU32, clock: C) -> Result<u32, Refusal> {
         self.get_watching(q, hint, clock, || {})
@@ -141,9 +144,14 @@ impl HostTags {
         // One reading for the failure time and the re-check.
         let now = LazyNow::new(clock);
         q.set_flags(WAITING);
-        // Relaxed: ordered before the re-check by fence (W); an RMW so that
-        // a putter's concurrent hand-off (`fetch_and`) cannot erase it.
-        self.waiters.fetch_or(q.waiter_bit(), Ordering::Relaxed);
+        // An RMW, so that a putter's concurrent hand-off (`fetch_and`)
+        // cannot erase it; ordered before the re-check by fence (W).
+        // Release: whoever takes the bit (an Acquire `fetch_and` or swap)
+        // also sees what the caller did before this allocation, blk-mq's
+        // mark of `SCHED_RESTART` above all: the restart that the bit
+        // leads to, on any CPU, then clears the mark after it was set (see
+        // "The restart" in the design notes).
+        self.waiters.fetch_or(q.waiter_bit(), Ordering::Release);
         // Contention (Borrow) means "a queue was denied its fair share": it
         // found no free tag while it held less than its fair share. A queue
         // refused at its limit (a borrower at the fair share, or a queue at

@@ -166,8 +166,9 @@ impl HostTags {
         if self.waiters.load(Ordering::Relaxed) == 0 {
             return 0;
         }
-        // Relaxed: the RMW alone returns each bit once (see `put`).
-        self.waiters.swap(0, Ordering::Relaxed)
+        // The RMW alone returns each bit once (see `put`). Acquire: pairs
+        // with the refusal's Release `fetch_or`, as the hand-off does.
+        self.waiters.swap(0, Ordering::Acquire)
     }
 
     /// Idle window after which [`Self::tick`] deactivates a queue, in ns.

@@ -62,9 +62,12 @@ impl HostTags {
     /// of this host, as [`Self::tick`] takes them (a waiter's bit that no
     /// queue in `queues` has is handed out unexamined; only a put that
     /// finds waiters looks at them). `clock` is read at most once, and
-    /// only to hand off waiters under `borrow` inside an expiry
-    /// window (see "Time" in the design notes). A bogus or double free of a
-    /// tag that is not held is ignored and returns 0.
+    /// only to hand off waiters under `borrow` inside an expiry window (see
+    /// "Time" in the design notes). The mask is taken with an acquire: a
+    /// caller that passes it to another thread with a release-acquire pair
+    /// re-runs the queues there after what their refused callers did before
+    /// the refusal (see "The restart" in the design notes). A bogus or
+    /// double free of a tag that is not held is ignored and returns 0.
     #[inline]
     pub fn put<Q: AsRef<QueueTags>, C: Clock>(
         &self,
@@ -181,10 +184,15 @@ impl HostTags {
         if bits == 0 {
             return 0;
         }
-        // Relaxed: the RMW alone returns each bit once (a bit set after our
-        // load belongs to a waiter whose re-check follows (P): see "Why no
-        // wake-up is lost"); the caller's queue re-run does its own locking.
-        self.waiters.fetch_and(!bits, Ordering::Relaxed) & bits
+        // The RMW alone returns each bit once (a bit set after our load
+        // belongs to a waiter whose re-check follows (P): see "Why no
+        // wake-up is lost"). Acquire: pairs with the refusal's Release
+        // `fetch_or`, so that the caller's re-run of a queue we return
+        // (on whatever thread it hands it to, by a release-acquire pair)
+        // comes after everything the refused caller did before its
+        // allocation, blk-mq's mark of `SCHED_RESTART` (see "The restart"
+        // in the design notes).
+        self.waiters.fetch_and(!bits, Ordering::Acquire) & bits
     }
 
     /// The bits of `waiters` whose queues may allocate now under `P`, the
