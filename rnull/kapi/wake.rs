@@ -383,7 +383,12 @@ unsafe fn restart_queue(
         let state = unsafe {
             AtomicUsize::from_ptr(core::ptr::addr_of_mut!((*hctx).__bindgen_anon_1.state))
         };
-        // Relaxed, as `clear_bit()`: the fence orders it.
+        // Relaxed, as `clear_bit()`. That blk-mq's mark (`set_bit` before
+        // `queue_rq`) precedes this clear follows from the refusal's Release
+        // of its waiter bit, the putter's Acquire hand-off, `QueueWaker::run`'s
+        // Release of `pending` and this thread's Acquire swap of it
+        // (rtags' `design` module, "The restart"); the fence below orders
+        // the clear before the queue is run again.
         state.fetch_and(!(1 << bindings::BLK_MQ_S_SCHED_RESTART), Ordering::Relaxed);
         // `smp_mb()`: pairs with the one between the splice onto
         // `hctx->dispatch` and the `SCHED_RESTART` test in
