@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# `make check`: every test that needs no kernel, in order of cost; the
-# first step of `make test`.
+# `make check`: every test that needs no kernel; the first step of `make
+# test`. In order:
 #   1. the userspace crates (scripts/test-rtags.sh: cargo unit and property
 #      tests, loom models, clippy)
 #   2. rustfmt --check on all Rust sources
 #   3. `unsafe` only in rnull/kapi/, each with its SAFETY comment; no import
 #      cycle among rnull's modules; selftests/config within the guest
-#      kernels' config fragments
+#      kernels' config fragments; `make help` names every target
 #   4. the benchmark report's unit tests
 #   5. rustdoc of the userspace crates, warnings denied
 #   6. the markdown's links and the README's length (scripts/check-links.py)
-#   7. `make help` names every target
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
