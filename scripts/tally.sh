@@ -48,6 +48,10 @@ count_unittest() {
 # hung or logged a splat fails even if its TAP looked fine.
 count_tap() {
 	local p f
+	if [ ! -s "$1" ]; then
+		failed=$((failed + 1)); echo "FAILED: guest run (no TAP in $1, status $2)"
+		return
+	fi
 	p=$(grep -E '^ok ' "$1" | grep -cv '# SKIP' || true)
 	skipped=$((skipped + $(grep -cE '^ok .*# SKIP' "$1" || true)))
 	f=$(grep -cE '^not ok ' "$1" || true)
