@@ -19,6 +19,7 @@ fi
 h=/sys/module/rnull/host
 # Every registered policy, as host/policy lists them.
 policies=$(tr -d '[]' <$h/policy)
+[ -n "$policies" ] || fail "$h/policy lists no policy"
 i=0
 while kill -0 $pid 2>/dev/null; do
 	for p in $policies; do echo $p >$h/policy; done

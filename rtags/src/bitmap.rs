@@ -343,7 +343,7 @@ impl TagBitmap {
     }
 
     /// Allocates a free tag in `lo..hi` that is also below the depth, or
-    /// `None` if there is none (for [`super::window`]'s windows and shared
+    /// `None` if there is none (for [`super::policy::window`]'s windows and shared
     /// part).
     ///
     /// The tags of the range are spread over `min(hi - lo, 16)` consecutive
@@ -389,7 +389,7 @@ impl TagBitmap {
     }
 
     /// Whether a tag in `lo..hi` below the depth is free (a racy snapshot,
-    /// for [`super::window`]'s hand-off): the range's words, as in
+    /// for [`super::policy::window`]'s hand-off): the range's words, as in
     /// [`Self::get_in_range`].
     pub(super) fn has_free_in_range(&self, lo: u32, hi: u32) -> bool {
         let hi = hi.min(MAX_TAGS);

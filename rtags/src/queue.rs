@@ -41,7 +41,7 @@ pub(super) const STARVED: u32 = 1 << 8;
 pub(super) const DENIED: u32 = 1 << 9;
 /// Flag: a borrower of the last `Lend` tick (refused in the period before
 /// it) that shares what the others leave, rather than climbing back from
-/// below its fair share (see `HostTags::lend_tick`); written by that
+/// below its fair share (see [`super::policy::lend`]); written by that
 /// tick only. Outside [`FAST_PATH_FLAGS`].
 pub(super) const BORROWER: u32 = 1 << 10;
 /// Flag: activated at least once; counted in the host's joined queues and
@@ -69,7 +69,7 @@ pub struct QueueTags {
     /// Limit computed by the `Lend` policy tick (0 = not set).
     pub(super) lend_limit: AtomicU32,
     /// The window this queue owns under the `Window` policy ([`NO_WINDOW`]:
-    /// none). Written by the host tick only (see [`super::window`]).
+    /// none). Written by the host tick only (see [`super::policy::window`]).
     pub(super) window_slot: AtomicU32,
     /// Number of `get` calls that returned a refusal.
     pub(super) failures: AtomicU64,

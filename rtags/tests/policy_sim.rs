@@ -26,9 +26,6 @@ mod host;
 use host::{Device, HostSim, Outcome};
 use rtags::policy::Policy;
 
-/// Every policy but `none`, which the targets exempt or expect to lose.
-const POLICIES: [Policy; 4] = [Policy::Fair, Policy::Borrow, Policy::Lend, Policy::Window];
-
 /// Kuai's case under `policy`: A busy, B at 10 IOPS; B stays active
 /// between its I/Os (the bench's `idle_ms` 5000). Twice the bench's run
 /// time, as the bench.
@@ -263,7 +260,7 @@ fn lend_limits_settle_qd32_vs_qd8() {
 
 #[test]
 fn block035_fast_not_slower_than_slow() {
-    for p in POLICIES.into_iter().chain([Policy::None]) {
+    for p in Policy::ALL {
         let o = block035(p);
         println!(
             "block035 {:6}: fast {:6.0} slow {:4.0} IOPS",

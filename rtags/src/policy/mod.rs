@@ -333,8 +333,8 @@ macro_rules! policies {
     };
 }
 
-// The policies: `Variant => module::Type,`, one line each. The first is the
-// default.
+// The policies: `Variant => module::Type,`, one line each, in the order
+// `host/policy` and the parameter's description list them.
 policies! {
     Fair => fair::Fair,
     Borrow => borrow::Borrow,
@@ -344,8 +344,8 @@ policies! {
 }
 
 impl Policy {
-    /// The default policy: the first of the list.
-    pub const DEFAULT: Policy = Policy::ALL[0];
+    /// The default policy, blk-mq's own sharing.
+    pub const DEFAULT: Policy = Policy::Fair;
 
     /// Parses a name as `host/policy` takes it, with an optional single
     /// trailing newline.
