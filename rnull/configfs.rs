@@ -41,7 +41,7 @@ use crate::{
         fmt::BufWriter,
         pages::PageStore,
         param::{Bytes, IntRange},
-        parse::{parse_i64, trim_newline},
+        parse::{parse_i64, strstrip, trim_newline},
         ratelimit::RateLimit,
     },
     params,
@@ -514,11 +514,10 @@ enum BadBlocksOp {
 }
 
 /// Parses null_blk's `badblocks` syntax: `+first-last` or `-first-last`,
-/// surrounding whitespace ignored, each number read as `kstrtoull(s, 0)`.
+/// surrounding white space ignored (`strstrip()`), each number read as
+/// `kstrtoull(s, 0)`.
 fn parse_badblocks(input: &[u8]) -> Option<BadBlocksOp> {
-    let start = input.iter().position(|c| !c.is_ascii_whitespace())?;
-    let end = input.iter().rposition(|c| !c.is_ascii_whitespace())?;
-    let (&sign, rest) = input[start..=end].split_first()?;
+    let (&sign, rest) = strstrip(input).split_first()?;
     let dash = rest.iter().position(|&c| c == b'-')?;
     let (first, last) = (&rest[..dash], &rest[dash + 1..]);
     // No sign of their own: the range's `-` must not make one negative.
