@@ -12,7 +12,8 @@
 //! `poll_queues`, which change the running device's hardware queues
 //! (`blk_mq_update_nr_hw_queues`).
 //! A bad value fails with `EINVAL` and a log line naming the attribute and
-//! its range, which is the module parameter's.
+//! its range, which is the module parameter's; each file's lines are
+//! rate-limited on their own (printk's default limit).
 //!
 //! The subsystem's `features` lists the attributes that work: all of them.
 //!
@@ -39,7 +40,8 @@ use crate::{
         fmt::{BufWriter, Errno},
         pages::PageStore,
         param::{Bytes, IntRange},
-        parse::{parse_i64, trim_newline},
+        parse::{parse_i64, strstrip, trim_newline},
+        ratelimit::RateLimit,
     },
     params,
 };
@@ -97,6 +99,7 @@ impl GroupOperations for Devices {
             name,
             registry: self.registry.clone(),
             badblocks,
+            logs: [const { RateLimit::new() }; TABLE.len()],
             state <- new_mutex!(DirState {
                 settings,
                 device: None,
@@ -119,6 +122,8 @@ pub(crate) struct DeviceDir {
     registry: Arc<Registry>,
     /// `badblocks`: kept across power cycles, shared with the device.
     badblocks: Arc<BadBlocks>,
+    /// The rate limit of each attribute's refused writes' log lines, by id.
+    logs: [RateLimit; TABLE.len()],
     /// Serialises the writers of `badblocks` and the power and settings.
     #[pin]
     state: Mutex<DirState>,
@@ -508,11 +513,10 @@ enum BadBlocksOp {
 }
 
 /// Parses null_blk's `badblocks` syntax: `+first-last` or `-first-last`,
-/// surrounding whitespace ignored, each number read as `kstrtoull(s, 0)`.
+/// surrounding white space ignored (`strstrip()`), each number read as
+/// `kstrtoull(s, 0)`.
 fn parse_badblocks(input: &[u8]) -> Option<BadBlocksOp> {
-    let start = input.iter().position(|c| !c.is_ascii_whitespace())?;
-    let end = input.iter().rposition(|c| !c.is_ascii_whitespace())?;
-    let (&sign, rest) = input[start..=end].split_first()?;
+    let (&sign, rest) = strstrip(input).split_first()?;
     let dash = rest.iter().position(|&c| c == b'-')?;
     let (first, last) = (&rest[..dash], &rest[dash + 1..]);
     // No sign of their own: the range's `-` must not make one negative.
@@ -542,6 +546,7 @@ impl DeviceDir {
         setting: &Setting,
         v: i64,
         what: &AttrName<'_>,
+        log: &RateLimit,
     ) -> Result {
         let mut next = state.settings;
         (setting.set)(&mut next, v)?;
@@ -564,7 +569,9 @@ impl DeviceDir {
         if let Some(why) = refused {
             // The range's low end: 1 for submit_queues, 0 for poll_queues.
             let min = u8::from(!(setting.range)().accepts(0));
-            pr_err!("invalid value '{v}' for {what} while powered on: {why}; must be an integer in {min}..={cpus}\n");
+            if log.allow(what) {
+                pr_err!("invalid value '{v}' for {what} while powered on: {why}; must be an integer in {min}..={cpus}\n");
+            }
             return Err(EINVAL);
         }
         device.update_queues(submit, poll).inspect_err(|e| {
@@ -579,12 +586,14 @@ impl DeviceDir {
 
     /// A write to `badblocks`: allowed while the device runs (null_blk's
     /// way to make sectors go bad under I/O).
-    fn store_badblocks(&self, what: &AttrName<'_>, input: &[u8]) -> Result {
+    fn store_badblocks(&self, what: &AttrName<'_>, log: &RateLimit, input: &[u8]) -> Result {
         let Some(op) = parse_badblocks(input) else {
-            pr_err!(
-                "invalid value '{}' for {what}: must be +first-last (mark bad) or -first-last (mark good), sectors with first <= last in 0..={MAX_BAD_SECTOR}\n",
-                Bytes(trim_newline(input))
-            );
+            if log.allow(what) {
+                pr_err!(
+                    "invalid value '{}' for {what}: must be +first-last (mark bad) or -first-last (mark good), sectors with first <= last in 0..={MAX_BAD_SECTOR}\n",
+                    Bytes(trim_newline(input))
+                );
+            }
             return Err(EINVAL);
         };
         // Writers one at a time, so a refused change restores what the
@@ -595,11 +604,13 @@ impl DeviceDir {
             BadBlocksOp::Clear(first, last) => self.badblocks.clear(first, last),
         };
         done.inspect_err(|_| {
-            pr_err!(
-                "{what}: '{}' refused: the table is full (it holds {} ranges of at most 512 sectors); nothing changed\n",
-                Bytes(trim_newline(input)),
-                MAX_RANGES
-            )
+            if log.allow(what) {
+                pr_err!(
+                    "{what}: '{}' refused: the table is full (it holds {} ranges of at most 512 sectors); nothing changed\n",
+                    Bytes(trim_newline(input)),
+                    MAX_RANGES
+                )
+            }
         })
     }
 }
@@ -618,25 +629,28 @@ impl AttributeOperations for DeviceDir {
 
     fn store(&self, id: usize, input: &[u8]) -> Result {
         let attr = TABLE.get(id).ok_or(EINVAL)?;
+        let log = self.logs.get(id).ok_or(EINVAL)?;
         let what = AttrName(&self.name, attr.name);
         let setting = match &attr.kind {
-            Kind::BadBlocks => return self.store_badblocks(&what, input),
+            Kind::BadBlocks => return self.store_badblocks(&what, log, input),
             Kind::Power => {
-                let on = params::BOOL.parse(&what, input)? != 0;
+                let on = params::BOOL.parse(&what, log, input)? != 0;
                 return self.set_power(&mut self.state.lock(), on);
             }
             Kind::Setting(setting) => setting,
         };
-        let v = (setting.range)().parse(&what, input)?;
+        let v = (setting.range)().parse(&what, log, input)?;
         let mut state = self.state.lock();
         if state.device.is_some() {
             return match setting.powered {
                 Powered::Busy => Err(EBUSY),
-                Powered::Queues => self.update_queues(&mut state, setting, v, &what),
+                Powered::Queues => self.update_queues(&mut state, setting, v, &what, log),
             };
         }
         if let Some(why) = setting.refuse.and_then(|refuse| refuse(&self.registry, v)) {
-            pr_err!("invalid value {v} for {what}: {why}\n");
+            if log.allow(&what) {
+                pr_err!("invalid value {v} for {what}: {why}\n");
+            }
             return Err(EINVAL);
         }
         (setting.set)(&mut state.settings, v)

@@ -10,6 +10,7 @@ use crate::{
     kapi::{
         disk_files::{DiskFiles, FileSpec},
         fmt::BufWriter,
+        ratelimit::RateLimit,
         time::now_ns,
     },
     params::{self, IRQMODE_NAMES},
@@ -173,11 +174,12 @@ impl DiskFiles for RNullOps {
         show_field(&dev, TABLE.get(id).ok_or(EINVAL)?.1, out)
     }
 
-    fn store(dev: ArcBorrow<'_, DeviceData>, id: usize, input: &[u8]) -> Result {
+    fn store(dev: ArcBorrow<'_, DeviceData>, id: usize, log: &RateLimit, input: &[u8]) -> Result {
         match TABLE.get(id).map(|(_, f)| f) {
             Some(Field::CompletionNsec) => {
                 let v = params::COMPLETION_NSEC.range().parse_u64(
                     &format_args!("rnullb{}/rnull/completion_nsec", dev.index),
+                    log,
                     input,
                 )?;
                 // Relaxed: a tunable, see `DeviceData::completion_nsec`.
@@ -185,9 +187,11 @@ impl DiskFiles for RNullOps {
                 Ok(())
             }
             Some(Field::Mbps) => {
-                let v = params::MBPS
-                    .range()
-                    .parse_u64(&format_args!("rnullb{}/rnull/mbps", dev.index), input)?;
+                let v = params::MBPS.range().parse_u64(
+                    &format_args!("rnullb{}/rnull/mbps", dev.index),
+                    log,
+                    input,
+                )?;
                 dev.link.set_mib_per_s(v)
             }
             _ => Err(EPERM),
@@ -206,10 +210,17 @@ impl DiskFiles for RNullOps {
         writeln!(out, "{}", ns / 1000).map_err(|_| EINVAL)
     }
 
-    fn store_hctx(dev: ArcBorrow<'_, DeviceData>, hctx: u32, _id: usize, input: &[u8]) -> Result {
+    fn store_hctx(
+        dev: ArcBorrow<'_, DeviceData>,
+        hctx: u32,
+        _id: usize,
+        log: &RateLimit,
+        input: &[u8],
+    ) -> Result {
         // The parameter sets every queue's initial slice; the range is its.
         let us = params::TIME_SLICE_US.range().parse_u64(
             &format_args!("rnullb{}/mq/{}/time_slice_us", dev.index, hctx),
+            log,
             input,
         )?;
         dev.set_time_slice_ns(hctx as usize, us * 1000)

@@ -17,7 +17,8 @@
 //! | `slow_handoffs` | ro | refused queues that waited 1 ms or more after a tag they could use was freed |
 //!
 //! Writes are root-only (mode 0644); a bad value gives `-EINVAL`, changes
-//! nothing and logs a warning naming the file and what it accepts. A change
+//! nothing and logs a warning naming the file and what it accepts (each
+//! file's warnings rate-limited as printk's default, 10 per 5 s). A change
 //! of `policy`, `depth` or `window_shared_pct` re-runs the waiting devices:
 //! under `window` it moves the windows, and a device refused before may
 //! wait for a tag that no completion would hand it.
@@ -27,6 +28,7 @@ use crate::{
     kapi::{
         fmt::BufWriter,
         param::{Bytes, IntRange},
+        ratelimit::RateLimit,
         sysfs::{module_kobject, AttrOps, Dir},
     },
     params,
@@ -78,6 +80,8 @@ pub(crate) struct HostFile {
     field: Field,
     /// The file's name, for the log line of a refused write.
     name: &'static CStr,
+    /// The rate limit of the log lines of refused writes.
+    log: RateLimit,
 }
 
 /// The policy names, comma-separated, for log lines.
@@ -99,19 +103,21 @@ impl HostFile {
     /// Parses `input` as an integer in `range`; anything else is refused
     /// with a log line naming the file and the range.
     fn parse_in(&self, input: &[u8], range: &IntRange) -> Result<u64> {
-        range.parse_u64(&format_args!("host/{}", self.name), input)
+        range.parse_u64(&format_args!("host/{}", self.name), &self.log, input)
     }
 
     /// Parses `input` as a policy name; anything else is refused with a
     /// warning naming the file and the names.
     fn parse_policy(&self, input: &[u8]) -> Result<Policy> {
         Policy::from_name(input).ok_or_else(|| {
-            pr_warn!(
-                "host/{}: '{}' refused: must be one of {}\n",
-                self.name,
-                Bytes(input.strip_suffix(b"\n").unwrap_or(input)),
-                PolicyNames
-            );
+            if self.log.allow(&format_args!("host/{}", self.name)) {
+                pr_warn!(
+                    "host/{}: '{}' refused: must be one of {}\n",
+                    self.name,
+                    Bytes(input.strip_suffix(b"\n").unwrap_or(input)),
+                    PolicyNames
+                );
+            }
             EINVAL
         })
     }
@@ -181,7 +187,9 @@ impl AttrOps for HostFile {
             }
             Field::IdleMs => t.set_idle_ns(self.parse_in(input, &IDLE_MS)? * 1_000_000),
             Field::Mbps => {
-                let v = params::HOST_MBPS.range().parse_u64(&"host/mbps", input)?;
+                let v = params::HOST_MBPS
+                    .range()
+                    .parse_u64(&"host/mbps", &self.log, input)?;
                 self.host.link.set_mib_per_s(v)?;
             }
             _ => return Err(EPERM),
@@ -204,6 +212,7 @@ impl HostAttrs {
                 host: host.clone(),
                 field,
                 name,
+                log: RateLimit::new(),
             };
             dir.add(name, mode, file)?;
         }

@@ -27,6 +27,7 @@ pub(crate) mod param;
 pub(crate) mod parse;
 pub(crate) mod poll;
 pub(crate) mod random;
+pub(crate) mod ratelimit;
 pub(crate) mod rcu;
 pub(crate) mod request;
 pub(crate) mod rq_fifo;

@@ -99,23 +99,3 @@ fio_terse() {
 
 # terse_field N: field N (1-based, ';'-separated) of a terse line on stdin.
 terse_field() { cut -d';' -f"$1"; }
-
-# attr_inputs FILE MIN MAX: writes the range's ends, just outside them and
-# every $GARBAGE word to FILE through the caller's `attr_case FILE VALUE
-# ok|bad`, then checks that user nobody cannot write it (counted in
-# $wrong); $tried counts the nobody check.
-attr_inputs() {
-	attr_case "$1" "$2" ok
-	attr_case "$1" "$3" ok
-	attr_case "$1" $(($2 - 1)) bad
-	attr_case "$1" $(($3 + 1)) bad
-	for g in $GARBAGE; do
-		[ "$g" = "''" ] && g=""
-		attr_case "$1" "$g" bad
-	done
-	if su nobody -s /bin/sh -c "echo $2 > $1" 2>/dev/null; then
-		echo "WRONG: nobody wrote $1"
-		wrong=$((wrong + 1))
-	fi
-	tried=$((tried + 1))
-}

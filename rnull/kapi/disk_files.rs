@@ -13,6 +13,7 @@
 use super::{
     fmt::BufWriter,
     operations::{ForeignBorrowed, Operations},
+    ratelimit::RateLimit,
     sysfs::AttrOps,
 };
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
@@ -56,8 +57,14 @@ pub(crate) trait DiskFiles: Operations {
         out: &mut BufWriter<'_>,
     ) -> Result;
 
-    /// Applies a write to file `id`; on error nothing may change.
-    fn store(_queue: ForeignBorrowed<'_, Self::QueueData>, _id: usize, _input: &[u8]) -> Result {
+    /// Applies a write to file `id`; on error nothing may change. `log`
+    /// is the file's own rate limit for the log lines of refused writes.
+    fn store(
+        _queue: ForeignBorrowed<'_, Self::QueueData>,
+        _id: usize,
+        _log: &RateLimit,
+        _input: &[u8],
+    ) -> Result {
         Err(EPERM)
     }
 
@@ -70,11 +77,12 @@ pub(crate) trait DiskFiles: Operations {
     ) -> Result;
 
     /// Applies a write to file `id` of hardware queue `hctx`; on error
-    /// nothing may change.
+    /// nothing may change. `log` is as for [`Self::store`].
     fn store_hctx(
         _queue: ForeignBorrowed<'_, Self::QueueData>,
         _hctx: u32,
         _id: usize,
+        _log: &RateLimit,
         _input: &[u8],
     ) -> Result {
         Err(EPERM)
@@ -87,11 +95,13 @@ pub(crate) trait DiskFiles: Operations {
 #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
 static DISK_ATTR_LOCK_CLASS: super::lock_class::LockClass = super::lock_class::LockClass::new();
 
-/// One file of the group: a `device_attribute` and which file it is.
+/// One file of the group: a `device_attribute`, which file it is and the
+/// rate limit of its refusals' log lines.
 #[repr(C)]
 struct Slot {
     raw: Opaque<bindings::device_attribute>,
     id: usize,
+    log: RateLimit,
 }
 
 /// The attribute group of one disk, for `device_add_disk`.
@@ -101,7 +111,8 @@ struct Slot {
 /// `groups` is `[_group, NULL]`; `_group` names `T::GROUP` and points to
 /// `_attrs`, a NULL-terminated array of the `attr` fields of `_slots`, each
 /// with `show_callback::<T>` (and `store_callback::<T>` if writable). The
-/// heap buffers never move or change while the value exists.
+/// heap buffers never move, nor change but for the slots' rate limits,
+/// while the value exists.
 pub(super) struct DiskGroup<T: DiskFiles> {
     // Owned for the pointers into them.
     _slots: KVec<Slot>,
@@ -136,6 +147,7 @@ impl<T: DiskFiles> DiskGroup<T> {
                 Slot {
                     raw: Opaque::new(raw),
                     id,
+                    log: RateLimit::new(),
                 },
                 GFP_KERNEL,
             )?;
@@ -172,7 +184,8 @@ impl<T: DiskFiles> DiskGroup<T> {
 }
 
 // SAFETY: the raw pointers point into the value's own heap buffers, which
-// are only read (by sysfs) after construction.
+// are only read (by sysfs) after construction, but for the slots' rate
+// limits, which are atomic.
 unsafe impl<T: DiskFiles> Send for DiskGroup<T> {}
 // SAFETY: as above.
 unsafe impl<T: DiskFiles> Sync for DiskGroup<T> {}
@@ -231,12 +244,12 @@ unsafe extern "C" fn store_callback<T: DiskFiles>(
     count: usize,
 ) -> isize {
     // SAFETY: as in `show_callback`.
-    let id = unsafe { (*attr.cast::<Slot>()).id };
+    let slot = unsafe { &*attr.cast::<Slot>() };
     // SAFETY: guaranteed by the caller.
     let queue = unsafe { queue_data_of::<T>(dev) };
     // SAFETY: sysfs hands us `count` readable bytes for this call.
     let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
-    match T::store(queue, id, input) {
+    match T::store(queue, slot.id, &slot.log, input) {
         Ok(()) => count as isize,
         Err(e) => e.to_errno() as isize,
     }
@@ -253,6 +266,8 @@ pub(super) struct HctxFile<T: DiskFiles> {
     queue_data: NonNull<c_void>,
     hctx: u32,
     id: usize,
+    /// The rate limit of the log lines of refused writes.
+    log: RateLimit,
     _p: PhantomData<T>,
 }
 
@@ -269,6 +284,7 @@ impl<T: DiskFiles> HctxFile<T> {
             queue_data,
             hctx,
             id,
+            log: RateLimit::new(),
             _p: PhantomData,
         }
     }
@@ -291,6 +307,6 @@ impl<T: DiskFiles> AttrOps for HctxFile<T> {
     }
 
     fn store(&self, input: &[u8]) -> Result {
-        T::store_hctx(self.queue(), self.hctx, self.id, input)
+        T::store_hctx(self.queue(), self.hctx, self.id, &self.log, input)
     }
 }

@@ -13,6 +13,7 @@ use super::{
     fmt::BufWriter,
     modinfo::ConstText,
     parse::{parse_i64, trim_newline},
+    ratelimit::RateLimit,
 };
 use core::{
     ffi::{c_int, c_void},
@@ -67,31 +68,44 @@ impl IntRange {
 
     /// Parses `input` as C's `kstrtoint(s, 0)` would and checks the range.
     /// On error logs a line naming `what` (the parameter or file) and the
-    /// range, and returns `EINVAL`.
-    pub(crate) fn parse(&self, what: &dyn core::fmt::Display, input: &[u8]) -> Result<i64> {
+    /// range, if `log` (the rate limit of `what`'s refusals) allows it, and
+    /// returns `EINVAL`.
+    pub(crate) fn parse(
+        &self,
+        what: &dyn core::fmt::Display,
+        log: &RateLimit,
+        input: &[u8],
+    ) -> Result<i64> {
         match parse_i64(input) {
             Some(v) if self.accepts(v) => Ok(v),
             _ => {
-                pr_err!(
-                    "invalid value '{}' for {}: must be {}an integer in {}..={}\n",
-                    Bytes(trim_newline(input)),
-                    what,
-                    if self.power_of_two {
-                        "a power of two and "
-                    } else {
-                        ""
-                    },
-                    self.min,
-                    self.max
-                );
+                if log.allow(what) {
+                    pr_err!(
+                        "invalid value '{}' for {}: must be {}an integer in {}..={}\n",
+                        Bytes(trim_newline(input)),
+                        what,
+                        if self.power_of_two {
+                            "a power of two and "
+                        } else {
+                            ""
+                        },
+                        self.min,
+                        self.max
+                    );
+                }
                 Err(EINVAL)
             }
         }
     }
 
     /// Like [`Self::parse`], for settings kept as unsigned numbers.
-    pub(crate) fn parse_u64(&self, what: &dyn core::fmt::Display, input: &[u8]) -> Result<u64> {
-        u64::try_from(self.parse(what, input)?).map_err(|_| EINVAL)
+    pub(crate) fn parse_u64(
+        &self,
+        what: &dyn core::fmt::Display,
+        log: &RateLimit,
+        input: &[u8],
+    ) -> Result<u64> {
+        u64::try_from(self.parse(what, log, input)?).map_err(|_| EINVAL)
     }
 
     /// Appends `min..=max[, power of two]` to `text`.
@@ -113,6 +127,8 @@ pub(crate) struct IntParam {
     value: AtomicI64,
     default: i64,
     range: IntRange,
+    /// The rate limit of the log lines of refused values.
+    log: RateLimit,
 }
 
 impl IntParam {
@@ -123,6 +139,7 @@ impl IntParam {
             value: AtomicI64::new(default),
             default,
             range,
+            log: RateLimit::new(),
         }
     }
 
@@ -157,7 +174,7 @@ impl core::fmt::Display for ParamName<'_> {
 
 impl ParamValue for IntParam {
     fn set(&self, name: &CStr, input: &[u8]) -> Result {
-        let v = self.range.parse(&ParamName(name), input)?;
+        let v = self.range.parse(&ParamName(name), &self.log, input)?;
         self.value.store(v, Ordering::Relaxed);
         Ok(())
     }
@@ -172,6 +189,8 @@ pub(crate) struct ChoiceParam {
     index: AtomicI64,
     default: usize,
     names: &'static [&'static str],
+    /// The rate limit of the log lines of refused values.
+    log: RateLimit,
 }
 
 impl ChoiceParam {
@@ -181,6 +200,7 @@ impl ChoiceParam {
             index: AtomicI64::new(default as i64),
             default,
             names,
+            log: RateLimit::new(),
         }
     }
 
@@ -216,12 +236,14 @@ impl ParamValue for ChoiceParam {
                 Ok(())
             }
             None => {
-                pr_err!(
-                    "invalid value '{}' for parameter {}: must be one of {:?}\n",
-                    Bytes(trim_newline(input)),
-                    name,
-                    self.names
-                );
+                if self.log.allow(&ParamName(name)) {
+                    pr_err!(
+                        "invalid value '{}' for parameter {}: must be one of {:?}\n",
+                        Bytes(trim_newline(input)),
+                        name,
+                        self.names
+                    );
+                }
                 Err(EINVAL)
             }
         }

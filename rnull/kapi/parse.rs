@@ -8,6 +8,26 @@ pub(crate) fn trim_newline(input: &[u8]) -> &[u8] {
     input.strip_suffix(b"\n").unwrap_or(input)
 }
 
+/// Whether C's `isspace()` (`lib/ctype.c`) counts `c` as white space:
+/// `\t`, `\n`, `\v`, `\f`, `\r`, the space and Latin-1's no-break space
+/// (0xa0).
+fn is_space(c: u8) -> bool {
+    matches!(c, b'\t'..=b'\r' | b' ' | 0xa0)
+}
+
+/// Strips leading and trailing white space as C's `strstrip()` does.
+pub(crate) fn strstrip(input: &[u8]) -> &[u8] {
+    let start = input
+        .iter()
+        .position(|&c| !is_space(c))
+        .unwrap_or(input.len());
+    let end = input
+        .iter()
+        .rposition(|&c| !is_space(c))
+        .map_or(start, |e| e + 1);
+    &input[start..end]
+}
+
 /// Parses an integer as `kstrtoll(s, 0, ...)` does (the base of C module
 /// parameters and of null_blk's sysfs and configfs files): an optional sign,
 /// then `0x`/`0X` and hexadecimal, `0` and octal, or decimal. Refuses empty
