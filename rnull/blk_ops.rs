@@ -12,12 +12,13 @@ use crate::{
         dispatch::Dispatch,
         dispatch::RqList,
         operations::{ForeignBorrowed, Operations, Released},
+        pages::PageStore,
         poll::{PollBatch, PollList},
         random::chance_percent,
         request::{Expired, Info, Op, Pending, Refused, Request, Started, Status},
         tagset::{HctxType, QueueMaps},
         time::now_ns,
-        write_cache::Access,
+        write_cache::{Access, Flushed, WriteCache},
     },
     rtags::{bitmap::initial_hint, host::PutRest},
     spindle::Spindle,
@@ -117,7 +118,7 @@ impl DeviceData {
                 cache.discard(store, info.sector, limit);
                 Ok(())
             }
-            (Some(cache), Op::Flush) => cache.flush(store, ctx.may_sleep()),
+            (Some(cache), Op::Flush) => return flush(cache, store, ctx, rq),
         };
         match done {
             Ok(()) => Status::OK,
@@ -126,6 +127,44 @@ impl DeviceData {
         }
     }
 }
+
+/// Writes `cache` back to `store` for the flush `rq`, from where its last
+/// dispatch left off; [`FLUSH_PARTLY`] if pages are left for a later one.
+#[cold]
+fn flush(
+    cache: &WriteCache,
+    store: &PageStore,
+    ctx: &Dispatch<'_>,
+    rq: &Request<RNullOps>,
+) -> Status {
+    let mut from = rq.data().flush_from();
+    let done = cache.flush(store, ctx.may_sleep(), &mut from);
+    match done {
+        Ok(Flushed::Partly) => {
+            rq.data().set_flush_from(from);
+            FLUSH_PARTLY
+        }
+        Ok(Flushed::Done) => {
+            rq.data().set_flush_from(0);
+            Status::OK
+        }
+        Err(e) if e == ENOMEM => {
+            // Retried from here: what is written back stays so.
+            rq.data().set_flush_from(from);
+            NO_MEMORY
+        }
+        Err(_) => {
+            rq.data().set_flush_from(0);
+            Status::IO_ERROR
+        }
+    }
+}
+
+/// What [`flush`] returns for a flush that wrote back its share of pages
+/// for one dispatch where it may not sleep: `queue_rq` gives it back to
+/// blk-mq to be dispatched again at once, to go on from where it stopped.
+/// Never an end status.
+const FLUSH_PARTLY: Status = Status::DEV_RESOURCE;
 
 /// What [`DeviceData::execute`] returns for a request that needed memory
 /// it could not have at once (a page allocated without sleeping, under
@@ -226,6 +265,12 @@ impl Operations for RNullOps {
             let status = dev.execute(ctx, &rq, info.op);
             if status == NO_MEMORY {
                 rq.requeue_after(NO_MEMORY_RETRY_MS);
+                return Ok(started);
+            }
+            if status == FLUSH_PARTLY {
+                // The smallest delay: the kick runs from kblockd, after
+                // this dispatch has left blk-mq's RCU read side.
+                rq.requeue_after(0);
                 return Ok(started);
             }
             if let Some(spindle) = &dev.spindle {

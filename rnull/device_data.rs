@@ -313,6 +313,9 @@ pub(crate) struct Command {
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
+    /// A flush of the write cache requeued part way: the page index it
+    /// resumes from (0 for a flush not begun).
+    flush_from: AtomicU64,
     /// When the request is due (`now_ns`): on a poll queue, the time
     /// before which `poll` leaves it alone (a bandwidth limit's delay), or
     /// 0; in the rotational model, when the drive is done with it (the
@@ -335,6 +338,7 @@ impl Command {
             arrival_ns: AtomicU64::new(0),
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
+            flush_from: AtomicU64::new(0),
             due_ns: AtomicU64::new(0),
             put_rest: AtomicU8::new(PutRest::Done as u8),
             timeouts: AtomicU8::new(0),
@@ -413,6 +417,19 @@ impl Command {
     pub(crate) fn take_put_rest(&self) -> PutRest {
         // Relaxed: see `set_host_tag`.
         PutRest::from_raw(self.put_rest.swap(PutRest::Done as u8, Ordering::Relaxed))
+    }
+
+    /// Where the request's write-back flush resumes (0: from the start).
+    pub(crate) fn flush_from(&self) -> u64 {
+        // Relaxed: only the slot's own dispatches touch it, ordered by
+        // blk-mq's requeue list lock (see `set_host_tag`).
+        self.flush_from.load(Ordering::Relaxed)
+    }
+
+    /// Records where the request's flush resumes (0 once it is over).
+    pub(crate) fn set_flush_from(&self, from: u64) {
+        // Relaxed: see `flush_from`.
+        self.flush_from.store(from, Ordering::Relaxed);
     }
 
     /// Fault injection: takes the data identity this slot last requeued
