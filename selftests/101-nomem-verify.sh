@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 f=/sys/kernel/debug/fail_page_alloc
-requires_file $f/probability
+[ -e $f/probability ] || skip "$f is missing: needs CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAULT_INJECTION_DEBUG_FS (the debug kernel, make test-debug)"
 
 # Only tasks that ask (fio, through make-it-fail) and only allocations
 # that cannot sleep; 10% of them, up to $budget.
