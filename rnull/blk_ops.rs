@@ -11,6 +11,7 @@ use crate::{
     kapi::{
         dispatch::Dispatch,
         dispatch::RqList,
+        fmt::Errno,
         operations::{ForeignBorrowed, Operations, Released},
         pages::PageStore,
         poll::{PollBatch, PollList},
@@ -122,8 +123,8 @@ impl DeviceData {
         };
         match done {
             Ok(()) => Status::OK,
-            // The stores fail only for want of memory.
-            Err(_) => NO_MEMORY,
+            Err(e) if e == ENOMEM => NO_MEMORY,
+            Err(_) => Status::IO_ERROR,
         }
     }
 }
@@ -177,6 +178,53 @@ const NO_MEMORY: Status = Status::RESOURCE;
 /// How long a request short of memory waits before it is dispatched again:
 /// blk-mq's own delay for `BLK_STS_RESOURCE` (`BLK_MQ_RESOURCE_DELAY`).
 const NO_MEMORY_RETRY_MS: u32 = 3;
+
+/// How a request ends that stayed short of memory for about the request
+/// timeout: `BLK_STS_RESOURCE`, which the submitter sees as `-ENOMEM`.
+const NO_MEMORY_END: Status = Status::RESOURCE;
+
+/// How often in a row a request may be requeued for want of memory
+/// before it fails: about the request timeout's worth of retries.
+fn no_memory_retries(dev: &DeviceData) -> u32 {
+    (dev.config.rq_timeout_ms / NO_MEMORY_RETRY_MS).max(1)
+}
+
+/// Least time between two log lines of a device about requests failed for
+/// want of memory.
+const NO_MEMORY_LOG_NS: u64 = 5_000_000_000;
+
+/// Requeues `rq`, short of memory, to be dispatched again after
+/// [`NO_MEMORY_RETRY_MS`]; gives it back, to be ended with
+/// [`NO_MEMORY_END`], once it has been requeued so for too long.
+#[cold]
+fn short_of_memory(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNullOps>> {
+    // Relaxed counters: statistics, and a rate limit.
+    let n = rq.data().note_nomem();
+    if n <= no_memory_retries(dev) {
+        dev.nomem_retries.fetch_add(1, Ordering::Relaxed);
+        rq.requeue_after(NO_MEMORY_RETRY_MS);
+        return None;
+    }
+    rq.data().clear_nomem();
+    rq.data().set_flush_from(0);
+    let now = now_ns();
+    let last = dev.nomem_logged_ns.load(Ordering::Relaxed);
+    let due = last == 0 || now.saturating_sub(last) >= NO_MEMORY_LOG_NS;
+    if due
+        && dev
+            .nomem_logged_ns
+            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        pr_err!(
+            "rnullb{}: request failed with {} after {} retries short of memory\n",
+            dev.index,
+            Errno(ENOMEM),
+            n - 1
+        );
+    }
+    Some(rq)
+}
 
 /// The status of an operation on a device that keeps no data: every one
 /// succeeds but an unknown operation (as null_blk's).
@@ -262,10 +310,17 @@ impl Operations for RNullOps {
                     None => return Ok(started),
                 }
             }
-            let status = dev.execute(ctx, &rq, info.op);
+            let mut status = dev.execute(ctx, &rq, info.op);
             if status == NO_MEMORY {
-                rq.requeue_after(NO_MEMORY_RETRY_MS);
-                return Ok(started);
+                match short_of_memory(&dev, rq) {
+                    Some(kept) => {
+                        rq = kept;
+                        status = NO_MEMORY_END;
+                    }
+                    None => return Ok(started),
+                }
+            } else {
+                rq.data().clear_nomem();
             }
             if status == FLUSH_PARTLY {
                 // The smallest delay: the kick runs from kblockd, after

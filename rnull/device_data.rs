@@ -60,6 +60,11 @@ pub(crate) struct DeviceData {
     pub(crate) injected_timeouts: AtomicU64,
     /// Requests requeued by fault injection.
     pub(crate) injected_requeues: AtomicU64,
+    /// Dispatches requeued for want of memory (`nomem_retries` in sysfs).
+    pub(crate) nomem_retries: AtomicU64,
+    /// When a request last ended for want of memory was logged (`now_ns`),
+    /// to rate limit the log lines.
+    pub(crate) nomem_logged_ns: AtomicU64,
     /// Requests ended by polling (`poll` of a poll queue).
     pub(crate) polled: AtomicU64,
     /// Hardware queues for ordinary I/O now (`config.submit_queues` until
@@ -135,6 +140,8 @@ impl DeviceData {
                 completion_nsec: AtomicU64::new(config.completion_nsec),
                 injected_timeouts: AtomicU64::new(0),
                 injected_requeues: AtomicU64::new(0),
+                nomem_retries: AtomicU64::new(0),
+                nomem_logged_ns: AtomicU64::new(0),
                 polled: AtomicU64::new(0),
                 submit_queues: AtomicU32::new(config.submit_queues),
                 poll_queues: AtomicU32::new(config.poll_queues),
@@ -313,6 +320,8 @@ pub(crate) struct Command {
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
+    /// Dispatches of the request requeued in a row for want of memory.
+    nomem_retries: AtomicU32,
     /// A flush of the write cache requeued part way: the page index it
     /// resumes from (0 for a flush not begun).
     flush_from: AtomicU64,
@@ -339,6 +348,7 @@ impl Command {
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
             flush_from: AtomicU64::new(0),
+            nomem_retries: AtomicU32::new(0),
             due_ns: AtomicU64::new(0),
             put_rest: AtomicU8::new(PutRest::Done as u8),
             timeouts: AtomicU8::new(0),
@@ -430,6 +440,25 @@ impl Command {
     pub(crate) fn set_flush_from(&self, from: u64) {
         // Relaxed: see `flush_from`.
         self.flush_from.store(from, Ordering::Relaxed);
+    }
+
+    /// Counts one more dispatch of the request short of memory; returns
+    /// how many in a row.
+    pub(crate) fn note_nomem(&self) -> u32 {
+        // Relaxed: see `flush_from`.
+        let n = self.nomem_retries.load(Ordering::Relaxed).saturating_add(1);
+        self.nomem_retries.store(n, Ordering::Relaxed);
+        n
+    }
+
+    /// Forgets the dispatches short of memory (the request got what it
+    /// needed, or ends without it).
+    pub(crate) fn clear_nomem(&self) {
+        // Relaxed: see `flush_from`. Stored only if set: no store on the
+        // usual path.
+        if self.nomem_retries.load(Ordering::Relaxed) != 0 {
+            self.nomem_retries.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Fault injection: takes the data identity this slot last requeued

@@ -42,7 +42,9 @@ verify() {
 	line=$(echo "$out" | grep '^3;')
 	expect_eq "$(echo "$line" | terse_field 5)" 0 "$what: fio error status"
 	[ $failed -gt 0 ] || fail "$what: no allocation failed: the scenario tested nothing"
-	log "$what: verified with $failed failed allocations"
+	retries=$(cat /sys/block/rnullb0/rnull/nomem_retries)
+	[ "$retries" -gt 0 ] || fail "$what: $failed allocations failed, none of rnull's: no request was retried"
+	log "$what: verified with $failed failed allocations, $retries retries"
 	unload_rnull
 }
 
