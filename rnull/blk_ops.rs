@@ -7,7 +7,8 @@
 
 use crate::{
     config::IrqMode,
-    device_data::{start_holding, Command, DeviceData, HostTag, HwQueue, RNullOps},
+    device_data::{start_holding, Command, DeviceData, HwQueue, RNullOps},
+    host_budget::HostTag,
     kapi::{
         dispatch::Dispatch,
         dispatch::RqList,

@@ -7,7 +7,7 @@
 
 use crate::{
     config::Config,
-    host_budget::HostMember,
+    host_budget::{HostMember, HostTag},
     kapi::cpu::possible_cpus,
     kapi::{
         badblocks::BadBlocks,
@@ -18,12 +18,11 @@ use crate::{
         timer::Timer,
         write_cache::WriteCache,
     },
-    rtags::{bitmap::MAX_TAGS, host::PutRest, host::Refusal, link::Link},
+    rtags::{bitmap::MAX_TAGS, host::PutRest, link::Link},
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
 };
 use core::{
-    mem::ManuallyDrop,
     pin::Pin,
     sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
@@ -261,34 +260,6 @@ pub(crate) struct HwQueue {
     pub(crate) polled: PollList<RNullOps>,
 }
 
-/// A host tag taken for a request that is not started yet: given back if
-/// dropped, so a request refused after taking one leaks nothing. Only
-/// [`HostTag::get`] makes one and only [`start_holding`] records one in a
-/// request (which it starts: see [`Pending::start_with`]).
-#[must_use]
-pub(crate) struct HostTag<'a> {
-    host: &'a HostMember,
-    tag: u32,
-}
-
-impl<'a> HostTag<'a> {
-    /// Takes a tag of `host` for one request ([`HostMember::get`]).
-    #[inline(always)]
-    pub(crate) fn get(host: &'a HostMember, hint: &AtomicU32) -> Result<Self, Refusal> {
-        host.get(hint).map(|tag| Self { host, tag })
-    }
-}
-
-impl Drop for HostTag<'_> {
-    #[cold]
-    fn drop(&mut self) {
-        match self.host.put_begin(self.tag) {
-            PutRest::Done => {}
-            rest => self.host.put_finish(rest),
-        }
-    }
-}
-
 /// Starts `rq`, recording `tag` (if any) in its data first, where every
 /// way the request leaves the driver gives it back (`RNullOps::release`).
 #[inline(always)]
@@ -299,7 +270,7 @@ pub(crate) fn start_holding(
     rq.start_with(|cmd| {
         if let Some(tag) = tag {
             // Kept by the request from here on, not put back.
-            cmd.set_host_tag(ManuallyDrop::new(tag).tag);
+            cmd.set_host_tag(tag.keep());
         }
     })
 }
