@@ -488,6 +488,10 @@ impl Operations for RNullOps {
     }
 
     fn timed_out(rq: Request<Self>) {
+        // A flush or a retry dropped part way (fault injection) leaves
+        // nothing for the slot's next request to resume.
+        rq.data().set_flush_from(0);
+        rq.data().clear_nomem();
         rq.end(Status::TIMEOUT);
     }
 
