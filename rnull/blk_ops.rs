@@ -7,17 +7,20 @@
 
 use crate::{
     config::IrqMode,
-    device_data::{start_holding, Command, DeviceData, HostTag, HwQueue, RNullOps},
+    device_data::{start_holding, Command, DeviceData, HwQueue, RNullOps},
+    host_budget::HostTag,
     kapi::{
         dispatch::Dispatch,
         dispatch::RqList,
+        fmt::Errno,
         operations::{ForeignBorrowed, Operations, Released},
+        pages::PageStore,
         poll::{PollBatch, PollList},
         random::chance_percent,
         request::{Expired, Info, Op, Pending, Refused, Request, Started, Status},
         tagset::{HctxType, QueueMaps},
         time::now_ns,
-        write_cache::Access,
+        write_cache::{Access, Flushed, WriteCache},
     },
     rtags::{bitmap::initial_hint, host::PutRest},
     spindle::Spindle,
@@ -117,15 +120,53 @@ impl DeviceData {
                 cache.discard(store, info.sector, limit);
                 Ok(())
             }
-            (Some(cache), Op::Flush) => cache.flush(store, ctx.may_sleep()),
+            (Some(cache), Op::Flush) => return flush(cache, store, ctx, rq),
         };
         match done {
             Ok(()) => Status::OK,
-            // The stores fail only for want of memory.
-            Err(_) => NO_MEMORY,
+            Err(e) if e == ENOMEM => NO_MEMORY,
+            Err(_) => Status::IO_ERROR,
         }
     }
 }
+
+/// Writes `cache` back to `store` for the flush `rq`, from where its last
+/// dispatch left off; [`FLUSH_PARTLY`] if pages are left for a later one.
+#[cold]
+fn flush(
+    cache: &WriteCache,
+    store: &PageStore,
+    ctx: &Dispatch<'_>,
+    rq: &Request<RNullOps>,
+) -> Status {
+    let mut from = rq.data().flush_from();
+    let done = cache.flush(store, ctx.may_sleep(), &mut from);
+    match done {
+        Ok(Flushed::Partly) => {
+            rq.data().set_flush_from(from);
+            FLUSH_PARTLY
+        }
+        Ok(Flushed::Done) => {
+            rq.data().set_flush_from(0);
+            Status::OK
+        }
+        Err(e) if e == ENOMEM => {
+            // Retried from here: what is written back stays so.
+            rq.data().set_flush_from(from);
+            NO_MEMORY
+        }
+        Err(_) => {
+            rq.data().set_flush_from(0);
+            Status::IO_ERROR
+        }
+    }
+}
+
+/// What [`flush`] returns for a flush that wrote back its share of pages
+/// for one dispatch where it may not sleep: `queue_rq` gives it back to
+/// blk-mq to be dispatched again at once, to go on from where it stopped.
+/// Never an end status.
+const FLUSH_PARTLY: Status = Status::DEV_RESOURCE;
 
 /// What [`DeviceData::execute`] returns for a request that needed memory
 /// it could not have at once (a page allocated without sleeping, under
@@ -138,6 +179,53 @@ const NO_MEMORY: Status = Status::RESOURCE;
 /// How long a request short of memory waits before it is dispatched again:
 /// blk-mq's own delay for `BLK_STS_RESOURCE` (`BLK_MQ_RESOURCE_DELAY`).
 const NO_MEMORY_RETRY_MS: u32 = 3;
+
+/// How a request ends that stayed short of memory for about the request
+/// timeout: `BLK_STS_RESOURCE`, which the submitter sees as `-ENOMEM`.
+const NO_MEMORY_END: Status = Status::RESOURCE;
+
+/// How often in a row a request may be requeued for want of memory
+/// before it fails: about the request timeout's worth of retries.
+fn no_memory_retries(dev: &DeviceData) -> u32 {
+    (dev.config.rq_timeout_ms / NO_MEMORY_RETRY_MS).max(1)
+}
+
+/// Least time between two log lines of a device about requests failed for
+/// want of memory.
+const NO_MEMORY_LOG_NS: u64 = 5_000_000_000;
+
+/// Requeues `rq`, short of memory, to be dispatched again after
+/// [`NO_MEMORY_RETRY_MS`]; gives it back, to be ended with
+/// [`NO_MEMORY_END`], once it has been requeued so for too long.
+#[cold]
+fn short_of_memory(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RNullOps>> {
+    // Relaxed counters: statistics, and a rate limit.
+    let n = rq.data().note_nomem();
+    if n <= no_memory_retries(dev) {
+        dev.nomem_retries.fetch_add(1, Ordering::Relaxed);
+        rq.requeue_after(NO_MEMORY_RETRY_MS);
+        return None;
+    }
+    rq.data().clear_nomem();
+    rq.data().set_flush_from(0);
+    let now = now_ns();
+    let last = dev.nomem_logged_ns.load(Ordering::Relaxed);
+    let due = last == 0 || now.saturating_sub(last) >= NO_MEMORY_LOG_NS;
+    if due
+        && dev
+            .nomem_logged_ns
+            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        pr_err!(
+            "rnullb{}: request failed with {} after {} retries short of memory\n",
+            dev.index,
+            Errno(ENOMEM),
+            n - 1
+        );
+    }
+    Some(rq)
+}
 
 /// The status of an operation on a device that keeps no data: every one
 /// succeeds but an unknown operation (as null_blk's).
@@ -223,9 +311,22 @@ impl Operations for RNullOps {
                     None => return Ok(started),
                 }
             }
-            let status = dev.execute(ctx, &rq, info.op);
+            let mut status = dev.execute(ctx, &rq, info.op);
             if status == NO_MEMORY {
-                rq.requeue_after(NO_MEMORY_RETRY_MS);
+                match short_of_memory(&dev, rq) {
+                    Some(kept) => {
+                        rq = kept;
+                        status = NO_MEMORY_END;
+                    }
+                    None => return Ok(started),
+                }
+            } else {
+                rq.data().clear_nomem();
+            }
+            if status == FLUSH_PARTLY {
+                // The smallest delay: the kick runs from kblockd, after
+                // this dispatch has left blk-mq's RCU read side.
+                rq.requeue_after(0);
                 return Ok(started);
             }
             if let Some(spindle) = &dev.spindle {
@@ -387,6 +488,10 @@ impl Operations for RNullOps {
     }
 
     fn timed_out(rq: Request<Self>) {
+        // A flush or a retry dropped part way (fault injection) leaves
+        // nothing for the slot's next request to resume.
+        rq.data().set_flush_from(0);
+        rq.data().clear_nomem();
         rq.end(Status::TIMEOUT);
     }
 

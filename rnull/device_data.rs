@@ -7,7 +7,7 @@
 
 use crate::{
     config::Config,
-    host_budget::HostMember,
+    host_budget::{HostMember, HostTag},
     kapi::cpu::possible_cpus,
     kapi::{
         badblocks::BadBlocks,
@@ -18,12 +18,11 @@ use crate::{
         timer::Timer,
         write_cache::WriteCache,
     },
-    rtags::{bitmap::MAX_TAGS, host::PutRest, host::Refusal, link::Link},
+    rtags::{bitmap::MAX_TAGS, host::PutRest, link::Link},
     spindle::{Spindle, SpindleRequest},
     throttle::Throttle,
 };
 use core::{
-    mem::ManuallyDrop,
     pin::Pin,
     sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
@@ -60,6 +59,11 @@ pub(crate) struct DeviceData {
     pub(crate) injected_timeouts: AtomicU64,
     /// Requests requeued by fault injection.
     pub(crate) injected_requeues: AtomicU64,
+    /// Dispatches requeued for want of memory (`nomem_retries` in sysfs).
+    pub(crate) nomem_retries: AtomicU64,
+    /// When a request last ended for want of memory was logged (`now_ns`),
+    /// to rate limit the log lines.
+    pub(crate) nomem_logged_ns: AtomicU64,
     /// Requests ended by polling (`poll` of a poll queue).
     pub(crate) polled: AtomicU64,
     /// Hardware queues for ordinary I/O now (`config.submit_queues` until
@@ -135,6 +139,8 @@ impl DeviceData {
                 completion_nsec: AtomicU64::new(config.completion_nsec),
                 injected_timeouts: AtomicU64::new(0),
                 injected_requeues: AtomicU64::new(0),
+                nomem_retries: AtomicU64::new(0),
+                nomem_logged_ns: AtomicU64::new(0),
                 polled: AtomicU64::new(0),
                 submit_queues: AtomicU32::new(config.submit_queues),
                 poll_queues: AtomicU32::new(config.poll_queues),
@@ -254,34 +260,6 @@ pub(crate) struct HwQueue {
     pub(crate) polled: PollList<RNullOps>,
 }
 
-/// A host tag taken for a request that is not started yet: given back if
-/// dropped, so a request refused after taking one leaks nothing. Only
-/// [`HostTag::get`] makes one and only [`start_holding`] records one in a
-/// request (which it starts: see [`Pending::start_with`]).
-#[must_use]
-pub(crate) struct HostTag<'a> {
-    host: &'a HostMember,
-    tag: u32,
-}
-
-impl<'a> HostTag<'a> {
-    /// Takes a tag of `host` for one request ([`HostMember::get`]).
-    #[inline(always)]
-    pub(crate) fn get(host: &'a HostMember, hint: &AtomicU32) -> Result<Self, Refusal> {
-        host.get(hint).map(|tag| Self { host, tag })
-    }
-}
-
-impl Drop for HostTag<'_> {
-    #[cold]
-    fn drop(&mut self) {
-        match self.host.put_begin(self.tag) {
-            PutRest::Done => {}
-            rest => self.host.put_finish(rest),
-        }
-    }
-}
-
 /// Starts `rq`, recording `tag` (if any) in its data first, where every
 /// way the request leaves the driver gives it back (`RNullOps::release`).
 #[inline(always)]
@@ -292,7 +270,7 @@ pub(crate) fn start_holding(
     rq.start_with(|cmd| {
         if let Some(tag) = tag {
             // Kept by the request from here on, not put back.
-            cmd.set_host_tag(ManuallyDrop::new(tag).tag);
+            cmd.set_host_tag(tag.keep());
         }
     })
 }
@@ -313,6 +291,11 @@ pub(crate) struct Command {
     /// Fault injection: the data identity (`Request::data_identity`) of
     /// the request this slot requeued, or 0.
     requeued: AtomicUsize,
+    /// Dispatches of the request requeued in a row for want of memory.
+    nomem_retries: AtomicU32,
+    /// A flush of the write cache requeued part way: the page index it
+    /// resumes from (0 for a flush not begun).
+    flush_from: AtomicU64,
     /// When the request is due (`now_ns`): on a poll queue, the time
     /// before which `poll` leaves it alone (a bandwidth limit's delay), or
     /// 0; in the rotational model, when the drive is done with it (the
@@ -335,6 +318,8 @@ impl Command {
             arrival_ns: AtomicU64::new(0),
             slot: AtomicU32::new(0),
             requeued: AtomicUsize::new(0),
+            flush_from: AtomicU64::new(0),
+            nomem_retries: AtomicU32::new(0),
             due_ns: AtomicU64::new(0),
             put_rest: AtomicU8::new(PutRest::Done as u8),
             timeouts: AtomicU8::new(0),
@@ -413,6 +398,38 @@ impl Command {
     pub(crate) fn take_put_rest(&self) -> PutRest {
         // Relaxed: see `set_host_tag`.
         PutRest::from_raw(self.put_rest.swap(PutRest::Done as u8, Ordering::Relaxed))
+    }
+
+    /// Where the request's write-back flush resumes (0: from the start).
+    pub(crate) fn flush_from(&self) -> u64 {
+        // Relaxed: only the slot's own dispatches touch it, ordered by
+        // blk-mq's requeue list lock (see `set_host_tag`).
+        self.flush_from.load(Ordering::Relaxed)
+    }
+
+    /// Records where the request's flush resumes (0 once it is over).
+    pub(crate) fn set_flush_from(&self, from: u64) {
+        // Relaxed: see `flush_from`.
+        self.flush_from.store(from, Ordering::Relaxed);
+    }
+
+    /// Counts one more dispatch of the request short of memory; returns
+    /// how many in a row.
+    pub(crate) fn note_nomem(&self) -> u32 {
+        // Relaxed: see `flush_from`.
+        let n = self.nomem_retries.load(Ordering::Relaxed).saturating_add(1);
+        self.nomem_retries.store(n, Ordering::Relaxed);
+        n
+    }
+
+    /// Forgets the dispatches short of memory (the request got what it
+    /// needed, or ends without it).
+    pub(crate) fn clear_nomem(&self) {
+        // Relaxed: see `flush_from`. Stored only if set: no store on the
+        // usual path.
+        if self.nomem_retries.load(Ordering::Relaxed) != 0 {
+            self.nomem_retries.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Fault injection: takes the data identity this slot last requeued

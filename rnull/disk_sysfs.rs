@@ -40,6 +40,7 @@ enum Field {
     CachePages,
     InjectedTimeouts,
     InjectedRequeues,
+    NomemRetries,
     Polled,
     Mbps,
     TagsInFlight,
@@ -52,7 +53,7 @@ enum Field {
 
 /// The files of `rnull/` and what each shows; `completion_nsec` and `mbps`
 /// are writable.
-const TABLE: [(FileSpec, Field); 27] = [
+const TABLE: [(FileSpec, Field); 28] = [
     (FileSpec::new(c_str!("index"), 0o444), Field::Index),
     (
         FileSpec::new(c_str!("submit_queues"), 0o444),
@@ -104,6 +105,10 @@ const TABLE: [(FileSpec, Field); 27] = [
     (
         FileSpec::new(c_str!("injected_requeues"), 0o444),
         Field::InjectedRequeues,
+    ),
+    (
+        FileSpec::new(c_str!("nomem_retries"), 0o444),
+        Field::NomemRetries,
     ),
     (FileSpec::new(c_str!("polled"), 0o444), Field::Polled),
     (FileSpec::new(c_str!("mbps"), 0o644), Field::Mbps),
@@ -267,6 +272,7 @@ fn show_field(dev: &DeviceData, field: Field, out: &mut BufWriter<'_>) -> Result
         Field::InjectedRequeues => {
             writeln!(out, "{}", dev.injected_requeues.load(Ordering::Relaxed))
         }
+        Field::NomemRetries => writeln!(out, "{}", dev.nomem_retries.load(Ordering::Relaxed)),
         Field::ModelStats => {
             // How the drive served the device's requests so far: what a
             // scheduler's order did to its cache shows here. With the time

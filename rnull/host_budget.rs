@@ -48,7 +48,10 @@ use crate::{
     },
     throttle::Throttle,
 };
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::{
+    mem::ManuallyDrop,
+    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
+};
 use kernel::{prelude::*, sync::Arc};
 
 /// A hand-off slower than this is counted in [`Host::slow_handoffs`].
@@ -117,6 +120,42 @@ pub(crate) struct HostMember {
     queue: Arc<HostQueue>,
 }
 
+/// A host tag taken for a request that is not started yet: given back if
+/// dropped, so a request refused after taking one leaks nothing. Only
+/// [`HostTag::get`] makes one, and only `device_data::start_holding`
+/// records one in a request (which it starts: see
+/// [`crate::kapi::request::Pending::start_with`]).
+#[must_use]
+pub(crate) struct HostTag<'a> {
+    host: &'a HostMember,
+    tag: u32,
+}
+
+impl<'a> HostTag<'a> {
+    /// Takes a tag of `host` for one request ([`HostMember::get`]).
+    #[inline(always)]
+    pub(crate) fn get(host: &'a HostMember, hint: &AtomicU32) -> Result<Self, Refusal> {
+        host.get(hint).map(|tag| Self { host, tag })
+    }
+
+    /// The tag, kept from here on by the request it is recorded in (whose
+    /// end gives it back), no longer by the token.
+    #[inline(always)]
+    pub(crate) fn keep(self) -> u32 {
+        ManuallyDrop::new(self).tag
+    }
+}
+
+impl Drop for HostTag<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        match self.host.put_begin(self.tag) {
+            PutRest::Done => {}
+            rest => self.host.put_finish(rest),
+        }
+    }
+}
+
 impl HostMember {
     /// Device `index`'s place in `host`.
     pub(crate) fn new(host: Arc<Host>, index: u32) -> Result<Self> {
@@ -134,9 +173,10 @@ impl HostMember {
         &self.queue.tags
     }
 
-    /// Takes a tag for one request of the device, or records the refusal.
+    /// Takes a tag for one request of the device, or records the refusal
+    /// (for [`HostTag::get`] alone, so that every tag taken is one).
     #[inline(always)]
-    pub(crate) fn get(&self, hint: &AtomicU32) -> Result<u32, Refusal> {
+    fn get(&self, hint: &AtomicU32) -> Result<u32, Refusal> {
         // The clock is read only if the policy needs the time (a refusal,
         // or `borrow`'s expiry window). A hand-off being measured ends at
         // the device's next tag, which rtags reports from its slow path

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 f=/sys/kernel/debug/fail_page_alloc
-requires_file $f/probability
+[ -e $f/probability ] || skip "$f is missing: needs CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAULT_INJECTION_DEBUG_FS (the debug kernel, make test-debug)"
 
 # Only tasks that ask (fio, through make-it-fail) and only allocations
 # that cannot sleep; 10% of them, up to $budget.
@@ -42,7 +42,9 @@ verify() {
 	line=$(echo "$out" | grep '^3;')
 	expect_eq "$(echo "$line" | terse_field 5)" 0 "$what: fio error status"
 	[ $failed -gt 0 ] || fail "$what: no allocation failed: the scenario tested nothing"
-	log "$what: verified with $failed failed allocations"
+	retries=$(cat /sys/block/rnullb0/rnull/nomem_retries)
+	[ "$retries" -gt 0 ] || fail "$what: $failed allocations failed, none of rnull's: no request was retried"
+	log "$what: verified with $failed failed allocations, $retries retries"
 	unload_rnull
 }
 

@@ -46,6 +46,11 @@ taskset -p 1 "$pid" >/dev/null || fail "taskset of rnull_restart"
 allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$pid/status")
 expect_eq "$allowed" 0 "rnull_restart pinned to CPU 0"
 
+# Slow hand-offs (a refused device waiting 1 ms or more for its restart),
+# if the host counts them: logged, not required to stay 0, since a TCG
+# guest on a loaded host misses 1 ms on most hand-offs wherever they run.
+slow() { if [ -r $h/slow_handoffs ]; then cat $h/slow_handoffs; else echo 0; fi; }
+slow_before=$(slow)
 before=$(kblockd_runs 1)
 timeout -k 5 30 fio --output-format=terse --terse-version=3 \
 	--name=a --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k --cpus_allowed=0 \
@@ -55,7 +60,9 @@ timeout -k 5 30 fio --output-format=terse --terse-version=3 \
 	fail "fio failed: $(tail -n 3 /tmp/fio.out)"
 runs=$(($(kblockd_runs 1) - before))
 f1=$(dev_attr 1 tags_failures)
-[ "$f1" -gt 0 ] || fail "rnullb1 was never refused: the scenario did not exercise the restarts"
+# Enough refusals that restarts left to kblockd would show in its runs
+# (each refusal is one restart).
+[ "$f1" -ge 100 ] || fail "rnullb1 was refused $f1 times (< 100): too few restarts to tell"
 # Second job's terse line, field 6: KiB read.
 ios=$(($(grep '^3;' /tmp/fio.out | sed -n 2p | terse_field 6) / 4))
 log "rnullb1: $f1 refusals, $ios reads; kblockd on CPU 1 ran $runs times"
@@ -64,6 +71,7 @@ log "rnullb1: $f1 refusals, $ios reads; kblockd on CPU 1 ran $runs times"
 # would (bar the few restarts that find the thread on CPU 1 anyway).
 [ "$runs" -lt $((f1 / 10 + 10)) ] ||
 	fail "kblockd ran $runs times on CPU 1 for $f1 refusals: restarts left to kblockd"
+log "slow hand-offs during the run: $(($(slow) - slow_before))"
 allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$pid/status")
 expect_eq "$allowed" 0 "rnull_restart's CPUs after the run"
 sleep 0.2

@@ -137,30 +137,47 @@ impl WriteCache {
         })
     }
 
-    /// Writes back to `store` every page cached when the flush begins (and
-    /// any cached meanwhile at a later index), in index order and in
-    /// batches of [`FLUSH_BATCH`], the lock dropped between batches (and
-    /// the CPU yielded if `may_sleep`), so that a large cache does not
-    /// hold other transfers off for the whole write-back.
-    pub(crate) fn flush(&self, store: &PageStore, may_sleep: bool) -> Result {
-        let mut from = 0;
+    /// Writes back to `store` every page cached at index `*from` or later
+    /// when the flush begins (and any cached meanwhile at a later index),
+    /// in index order and in batches of [`FLUSH_BATCH`], the lock dropped
+    /// between batches (and the CPU yielded if `may_sleep`), so that a
+    /// large cache does not hold other transfers off for the whole
+    /// write-back. Leaves in `*from` where to resume, whatever it returns.
+    ///
+    /// Unless `may_sleep`, the caller runs with preemption off (blk-mq's
+    /// RCU read side), so at most [`FLUSH_BATCHES_ATOMIC`] batches are
+    /// written back before it returns [`Flushed::Partly`], for the caller
+    /// to call it again later from `*from`. Resuming is idempotent: a page
+    /// cached below `*from` after the flush began is not owed to it.
+    pub(crate) fn flush(
+        &self,
+        store: &PageStore,
+        may_sleep: bool,
+        from: &mut u64,
+    ) -> Result<Flushed> {
+        let mut batches = 0;
         loop {
             {
                 let cursor = self.lock.lock();
                 let rcu = ReadSide::held_by(&cursor);
                 for _ in 0..FLUSH_BATCH {
-                    let Some(index) = self.pages.first_from(from) else {
-                        return Ok(());
+                    let Some(index) = self.pages.first_from(*from) else {
+                        return Ok(Flushed::Done);
                     };
                     self.write_back_page(store, index, &rcu)?;
                     let Some(next) = index.checked_add(1) else {
-                        return Ok(());
+                        return Ok(Flushed::Done);
                     };
-                    from = next;
+                    *from = next;
                 }
             }
             if may_sleep {
                 cond_resched();
+            } else {
+                batches += 1;
+                if batches >= FLUSH_BATCHES_ATOMIC {
+                    return Ok(Flushed::Partly);
+                }
             }
         }
     }
@@ -247,6 +264,19 @@ impl WriteCache {
 /// Pages a flush writes back per hold of the cache's lock: 256 KiB of
 /// copying with 4 KiB pages.
 const FLUSH_BATCH: usize = 64;
+
+/// Batches a flush writes back per call where it may not sleep: 1 MiB of
+/// copying with 4 KiB pages before the CPU is given back to blk-mq.
+const FLUSH_BATCHES_ATOMIC: u32 = 4;
+
+/// How far a [`WriteCache::flush`] got.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flushed {
+    /// Every page owed to the flush is written back.
+    Done,
+    /// Pages are left from the resume index on: call again later.
+    Partly,
+}
 
 /// Lets the scheduler run something else if it wants to (`cond_resched()`).
 fn cond_resched() {
