@@ -433,9 +433,8 @@ impl<T: Operations> OperationsVTable<T> {
             return None;
         }
         let rq = NonNull::new(rq)?;
-        // SAFETY: the queue is live (guaranteed by the caller), and its
-        // `queuedata` holds a `T::QueueData` while it exists; `expired`
-        // lives for this call only.
+        // `expired` lives for this call only.
+        // SAFETY: the queue is live (caller), its `queuedata` a `T::QueueData`.
         let (queue, expired) = unsafe {
             (
                 T::QueueData::borrow((*(*rq.as_ptr()).q).queuedata),

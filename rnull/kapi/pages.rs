@@ -105,9 +105,10 @@ impl XaGuard<'_> {
     /// The RCU read-side critical section that holding the lock is (a
     /// spinlock: see [`ReadSide::held_by`]).
     fn read_side(&self) -> ReadSide<'_> {
-        // SAFETY: `xa_lock` is a `spinlock_t`, held while `self` lives, so
-        // preemption is disabled (not PREEMPT_RT, see `ReadSide`); the
-        // guard stays on this CPU (it holds a raw pointer: not `Send`).
+        // Not PREEMPT_RT (see `ReadSide`); the guard holds a raw pointer, so
+        // it is not `Send` and stays on this CPU.
+        // SAFETY: `xa_lock`, a `spinlock_t`, is held while `self` lives:
+        // preemption is disabled.
         unsafe { ReadSide::new() }
     }
 }
@@ -446,8 +447,8 @@ impl PageStore {
                     self.pages.fetch_sub(1, Ordering::Relaxed);
                 }
             } else if let Some(page) = self.lookup(index, &guard.read_side()) {
-                // SAFETY: the page stays in the array while we hold the
-                // lock (only we remove pages, under it); the range is
+                // Only we remove pages, under the lock.
+                // SAFETY: the page stays while we hold the lock; the range is
                 // within the page.
                 unsafe {
                     let mem = bindings::kmap_local_page(page.as_ptr()).cast::<u8>();

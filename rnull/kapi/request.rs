@@ -304,9 +304,9 @@ impl<'a, T: Operations> Pending<'a, T> {
     /// nothing has to be kept across that call.
     #[inline(always)]
     pub(crate) fn start_with(self, record: impl FnOnce(&T::RequestData)) -> (Request<T>, Started) {
-        // SAFETY: the PDU is initialised while blk-mq dispatches the request
-        // (type invariant of `Pdu`), and we are its only user until we
-        // start it.
+        // We are the PDU's only user until we start the request.
+        // SAFETY: the PDU is initialised while blk-mq dispatches the
+        // request (type invariant of `Pdu`).
         record(unsafe { &(*Pdu::<T>::of(self.rq.as_ptr())).data });
         // SAFETY: by the type invariant the request is being dispatched and
         // has not been started.
@@ -473,9 +473,10 @@ impl<T: Operations> Request<T> {
     pub(crate) fn requeue_after(self, msecs: u32) {
         self.release();
         let rq = self.into_raw();
-        // SAFETY: we owned the started request: its queue is live, and
-        // read before the request goes back; blk-mq takes the request back
-        // and dispatches it again through `queue_rq` after the kick.
+        // blk-mq takes the request back and dispatches it again through
+        // `queue_rq` after the kick.
+        // SAFETY: we owned the started request: its queue is live, and is
+        // read before the request goes back.
         unsafe {
             let q = (*rq).q;
             bindings::blk_mq_requeue_request(rq, false);
