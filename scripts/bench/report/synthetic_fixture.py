@@ -35,6 +35,8 @@ import argparse
 import json
 import os
 import random
+import tempfile
+import unittest
 
 ROUNDS = 3
 
@@ -475,6 +477,18 @@ def main():
         generate(a.outdir, a.rounds, a.seed)
     print(a.outdir)
 
+
+class ResultsDirCase(unittest.TestCase):
+    """A test case with a fresh `results/` and `out/` under a temporary
+    directory (`self.root`, `self.out`), removed after each test."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = os.path.join(self.tmp.name, "results")
+        self.out = os.path.join(self.tmp.name, "out")
+
+    def tearDown(self):
+        self.tmp.cleanup()
 
 if __name__ == "__main__":
     main()

@@ -641,17 +641,9 @@ class PoliciesTest(GeneratedTree):
         self.assertGreater(os.path.getsize(os.path.join(self.out, "policies.png")), 5000)
 
 
-class PoliciesEdgeTest(unittest.TestCase):
+class PoliciesEdgeTest(synthetic_fixture.ResultsDirCase):
     """Policies the report has no target for, missing solo runs and
     broken hand-off files."""
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = os.path.join(self.tmp.name, "results")
-        self.out = os.path.join(self.tmp.name, "out")
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def test_unknown_policy_and_missing_solo(self):
         # "fifo": a policy the report does not know; its busch has no solo run
@@ -762,15 +754,7 @@ class CompareTest(unittest.TestCase):
         self.assertIn("error", p.stderr)
 
 
-class RobustnessTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = os.path.join(self.tmp.name, "results")
-        self.out = os.path.join(self.tmp.name, "out")
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class RobustnessTest(synthetic_fixture.ResultsDirCase):
     def put(self, rel, obj):
         p = os.path.join(self.root, rel)
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -890,16 +874,8 @@ class CommitTest(unittest.TestCase):
                 self.assertIn(line, read(os.path.join(out, "report.md")))
 
 
-class SyntheticInputTest(unittest.TestCase):
+class SyntheticInputTest(synthetic_fixture.ResultsDirCase):
     """A report says loudly when any input is synthetic, and only then."""
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = os.path.join(self.tmp.name, "results")
-        self.out = os.path.join(self.tmp.name, "out")
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def run_report(self):
         res, _ = quiet(report.generate, self.root, self.out, plots=False)

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -20,20 +19,13 @@ sys.path.insert(0, HERE)
 
 import parse  # noqa: E402
 import report  # noqa: E402
+import synthetic_fixture  # noqa: E402
 from synthetic_fixture import fio_doc, fio_job, fixture_meta, write_json  # noqa: E402
 
 BASE = 150000.0
 
 
-class ResolutionTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = os.path.join(self.tmp.name, "results")
-        self.out = os.path.join(self.tmp.name, "out")
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class ResolutionTest(synthetic_fixture.ResultsDirCase):
     def put(self, rel, jobs):
         write_json(os.path.join(self.root, rel), fio_doc(jobs))
 
