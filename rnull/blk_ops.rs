@@ -8,6 +8,7 @@
 use crate::{
     config::IrqMode,
     device_data::{start_holding, Command, DeviceData, HwQueue, RNullOps},
+    face,
     host_budget::HostTag,
     kapi::{
         dispatch::Dispatch,
@@ -218,7 +219,8 @@ fn short_of_memory(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RN
             .is_ok()
     {
         pr_err!(
-            "rnullb{}: request failed with {} after {} retries short of memory\n",
+            "{}{}: request failed with {} after {} retries short of memory\n",
+            face::DISK_PREFIX,
             dev.index,
             Errno(ENOMEM),
             n - 1

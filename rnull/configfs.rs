@@ -338,12 +338,18 @@ const ATTRS: [FileSpec; TABLE.len()] = {
     files
 };
 
-/// `configfs rnull/<dir>/<attribute>`, in log lines.
+/// `configfs <subsystem>/<dir>/<attribute>`, in log lines.
 struct AttrName<'a>(&'a CStr, &'a CStr);
 
 impl core::fmt::Display for AttrName<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "configfs rnull/{}/{}", self.0, self.1)
+        write!(
+            f,
+            "configfs {}/{}/{}",
+            crate::face::CONFIGFS,
+            self.0,
+            self.1
+        )
     }
 }
 
@@ -419,7 +425,8 @@ impl Settings {
         let cpus = possible_cpus();
         if self.submit_queues > cpus {
             pr_warn!(
-                "rnull/{dir}: submit_queues={} is more than the {cpus} possible CPUs, using {cpus}\n",
+                "{}/{dir}: submit_queues={} is more than the {cpus} possible CPUs, using {cpus}\n",
+                crate::face::CONFIGFS,
                 self.submit_queues
             );
             self.submit_queues = cpus;
@@ -429,7 +436,8 @@ impl Settings {
         let model = if self.rotational_model {
             if self.submit_queues != 1 {
                 pr_warn!(
-                    "rnull/{dir}: rotational_model has one actuator: using submit_queues=1, not {}\n",
+                    "{}/{dir}: rotational_model has one actuator: using submit_queues=1, not {}\n",
+                    crate::face::CONFIGFS,
                     self.submit_queues
                 );
                 self.submit_queues = 1;
@@ -488,9 +496,19 @@ impl DeviceDir {
         };
         let device = self
             .registry
-            .create(settings.index, &config, settings.host_tags, backing)
+            .create(
+                settings.index,
+                Some(&self.name),
+                &config,
+                settings.host_tags,
+                backing,
+            )
             .map_err(|e| {
-                pr_err!("rnull/{}: power on failed: {e}\n", &*self.name);
+                pr_err!(
+                    "{}/{}: power on failed: {e}\n",
+                    crate::face::CONFIGFS,
+                    &*self.name
+                );
                 e.errno()
             })?;
         // The clamped values, as null_blk shows them.

@@ -6,11 +6,12 @@
 //!
 //! Load-time devices (`nr_devices`) and configfs devices are made the same
 //! way, by [`Registry::create`], and share one index space
-//! (`0..MAX_DEVICES`), so no two devices share a name (`rnullb<index>`).
+//! (`0..MAX_DEVICES`), so no two devices share a name (`<face::DISK_PREFIX><index>`).
 
 use crate::{
     config::Config,
     device_data::{Backing, DeviceData, RNullOps},
+    face,
     host_budget::{Host, HostMember},
     kapi::{
         disk::{Disk, DiskBuilder},
@@ -22,6 +23,7 @@ use crate::{
 use kernel::{
     new_mutex,
     prelude::*,
+    str::CStr,
     sync::{Arc, Mutex},
 };
 
@@ -90,11 +92,11 @@ impl CreateError {
     }
 }
 
-/// The cause, then the errno: `index 5 is taken: rnullb5 exists (-EEXIST)`.
+/// The cause, then the errno: `index 5 is taken: <disk> exists (-EEXIST)`.
 impl core::fmt::Display for CreateError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::IndexTaken(i) => write!(f, "index {i} is taken: rnullb{i} exists ")?,
+            Self::IndexTaken(i) => write!(f, "index {i} is taken: {}{i} exists ", face::DISK_PREFIX)?,
             Self::NoFreeIndex => write!(f, "no free index: {MAX_DEVICES} devices exist ")?,
             Self::SharedShape(wanted, shared) => write!(
                 f,
@@ -161,16 +163,16 @@ impl Registry {
         )
     }
 
-    /// Creates the load-time devices `rnullb0..nr_devices-1`, all in the
+    /// Creates the load-time devices `0..nr_devices-1`, all in the
     /// host budget if there is one.
     pub(crate) fn create_all(self: &Arc<Self>) -> Result<KVec<Device>> {
         let n = self.config.nr_devices;
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
             let device = self
-                .create(Some(index), &self.config, true, Backing::default())
+                .create(Some(index), None, &self.config, true, Backing::default())
                 .map_err(|e| {
-                    pr_err!("rnullb{index}: {e}\n");
+                    pr_err!("{}{index}: {e}\n", face::DISK_PREFIX);
                     e.errno()
                 })?;
             devices.push(device, GFP_KERNEL)?;
@@ -179,16 +181,23 @@ impl Registry {
     }
 
     /// Creates and registers a device configured as `config`, named
-    /// `rnullb<index>` (`index`, or the lowest free one), in the host
-    /// budget if `host_tags` and there is one, on `backing`'s bad blocks and
-    /// data.
+    /// after `index` (or the lowest free one) and the configfs directory
+    /// `dir` if any ([`face::DiskName`]), in the host budget if `host_tags`
+    /// and there is one, on `backing`'s bad blocks and data.
     pub(crate) fn create(
         self: &Arc<Self>,
         index: Option<u32>,
+        dir: Option<&CStr>,
         config: &Config,
         host_tags: bool,
         backing: Backing,
     ) -> Result<Device, CreateError> {
+        // A load-time device has the name (null_blk refuses it as well).
+        if let Some(i) = dir.and_then(face::index_named) {
+            if i < self.config.nr_devices {
+                return Err(CreateError::IndexTaken(i));
+            }
+        }
         let slot = self.take_index(index)?;
         let tagset = if config.shared_tags {
             self.shared_tagset(config)?
@@ -196,7 +205,11 @@ impl Registry {
             Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
         };
         let host = if host_tags { self.host.clone() } else { None };
-        let (disk, data) = build_disk(slot.index, config, tagset, host, backing)?;
+        let name = face::DiskName {
+            index: slot.index,
+            dir,
+        };
+        let (disk, data) = build_disk(&name, slot.index, config, tagset, host, backing)?;
         Ok(Device {
             index: slot.index,
             disk,
@@ -293,8 +306,9 @@ impl Device {
     }
 }
 
-/// Creates and registers `rnullb<index>` on `tagset`.
+/// Creates and registers the disk `name` of device `index` on `tagset`.
 fn build_disk(
+    name: &face::DiskName<'_>,
     index: u32,
     config: &Config,
     tagset: Arc<TagSet<RNullOps>>,
@@ -318,6 +332,6 @@ fn build_disk(
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);
     }
-    let disk = builder.build(format_args!("rnullb{index}"), tagset, data.clone())?;
+    let disk = builder.build(format_args!("{name}"), tagset, data.clone())?;
     Ok((disk, data))
 }

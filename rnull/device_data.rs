@@ -35,7 +35,7 @@ pub(crate) struct RNullOps;
 
 /// State of one device shared by its queues, requests and sysfs files.
 pub(crate) struct DeviceData {
-    /// The `N` of `rnullbN`.
+    /// The disk's number: `<face::DISK_PREFIX><index>`.
     pub(crate) index: u32,
     /// The load's configuration.
     pub(crate) config: Config,
