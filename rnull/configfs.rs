@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/sys/kernel/config/rnull/`: devices made and configured through
+//! `/sys/kernel/config/<subsystem>/` (`rnull`, or `nullb` for the null_blk
+//! face, see [`face`](crate::face)): devices made and configured through
 //! configfs, with null_blk's attribute names and units.
 //!
-//! `mkdir /sys/kernel/config/rnull/<name>` makes a directory whose
+//! `mkdir /sys/kernel/config/<subsystem>/<name>` makes a directory whose
 //! attributes start from the module parameters; `power=1` creates the disk
-//! `rnullb<index>` from them (the same way the load-time devices are made,
-//! [`Registry::create`]), `power=0` removes it, and `rmdir` removes it too.
+//! (named as [`DiskName`](crate::face::DiskName) says) from them (the same
+//! way the load-time devices are made, [`Registry::create`]), `power=0`
+//! removes it, and `rmdir` removes it too.
 //! While the disk exists its settings are fixed: writes fail with `EBUSY`
 //! (null_blk's rule), except, as in null_blk, `submit_queues` and
 //! `poll_queues`, which change the running device's hardware queues
@@ -55,7 +57,7 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// The data of `/sys/kernel/config/rnull/` itself.
+/// The data of the configfs subsystem's directory itself.
 pub(crate) struct Devices {
     registry: Arc<Registry>,
 }

@@ -283,7 +283,7 @@ pub(crate) struct Device {
 }
 
 impl Device {
-    /// The `N` of `rnullbN`.
+    /// The device's index (its disk is named after it, see [`face::DiskName`]).
     pub(crate) fn index(&self) -> u32 {
         self.index
     }

@@ -39,7 +39,7 @@ expect_eq "$(ls $mod/parameters | tr '\n' ' ')" "$rnull_params" "the face's para
 # The names of null_blk's that rnull implements; checked against C
 # null_blk's own list below.
 shared="nr_devices submit_queues poll_queues hw_queue_depth bs gb irqmode completion_nsec
-	memory_backed cache_size shared_tags blocking rotational max_sectors"
+	memory_backed cache_size shared_tags blocking max_sectors mbps"
 for p in $shared; do
 	[ -r $mod/parameters/$p ] || fail "$mod/parameters/$p missing"
 done
