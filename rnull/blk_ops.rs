@@ -8,7 +8,6 @@
 use crate::{
     config::IrqMode,
     device_data::{start_holding, Command, DeviceData, HwQueue, RNullOps},
-    face,
     host_budget::HostTag,
     kapi::{
         dispatch::Dispatch,
@@ -219,9 +218,8 @@ fn short_of_memory(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RN
             .is_ok()
     {
         pr_err!(
-            "{}{}: request failed with {} after {} retries short of memory\n",
-            face::DISK_PREFIX,
-            dev.index,
+            "{}: request failed with {} after {} retries short of memory\n",
+            &*dev.name,
             Errno(ENOMEM),
             n - 1
         );

@@ -6,7 +6,7 @@
 //!
 //! Load-time devices (`nr_devices`) and configfs devices are made the same
 //! way, by [`Registry::create`], and share one index space
-//! (`0..MAX_DEVICES`), so no two devices share a name (`<face::DISK_PREFIX><index>`).
+//! (`0..MAX_DEVICES`), so no two devices share a name ([`face::DiskName`]).
 
 use crate::{
     config::Config,
@@ -65,6 +65,9 @@ fn tagset_config(config: &Config) -> TagSetConfig {
 pub(crate) enum CreateError {
     /// The index asked for is another device's.
     IndexTaken(u32),
+    /// The configfs directory's name is that of load-time device `N`'s
+    /// disk (null_blk face).
+    NameTaken(u32),
     /// Every index is taken.
     NoFreeIndex,
     /// `shared_tags=1` with a queue shape other than the module-wide tag
@@ -84,7 +87,7 @@ impl CreateError {
     /// The errno the caller returns.
     pub(crate) fn errno(&self) -> Error {
         match self {
-            Self::IndexTaken(_) => EEXIST,
+            Self::IndexTaken(_) | Self::NameTaken(_) => EEXIST,
             Self::NoFreeIndex => ENOSPC,
             Self::SharedShape(..) => EINVAL,
             Self::Failed(e) => *e,
@@ -96,7 +99,8 @@ impl CreateError {
 impl core::fmt::Display for CreateError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::IndexTaken(i) => write!(f, "index {i} is taken: {}{i} exists ", face::DISK_PREFIX)?,
+            Self::IndexTaken(i) => write!(f, "index {i} is taken: {} exists ", load_time_name(*i))?,
+            Self::NameTaken(i) => write!(f, "{} is a load-time disk ", load_time_name(*i))?,
             Self::NoFreeIndex => write!(f, "no free index: {MAX_DEVICES} devices exist ")?,
             Self::SharedShape(wanted, shared) => write!(
                 f,
@@ -107,6 +111,12 @@ impl core::fmt::Display for CreateError {
         }
         write!(f, "({})", Errno(self.errno()))
     }
+}
+
+/// The disk name of load-time device `index` (the name index `index` has
+/// outside configfs).
+fn load_time_name(index: u32) -> face::DiskName<'static> {
+    face::DiskName { index, dir: None }
 }
 
 /// What a device's tag set must share with the module-wide one to use it.
@@ -172,7 +182,7 @@ impl Registry {
             let device = self
                 .create(Some(index), None, &self.config, true, Backing::default())
                 .map_err(|e| {
-                    pr_err!("{}{index}: {e}\n", face::DISK_PREFIX);
+                    pr_err!("{}: {e}\n", load_time_name(index));
                     e.errno()
                 })?;
             devices.push(device, GFP_KERNEL)?;
@@ -195,7 +205,7 @@ impl Registry {
         // A load-time device has the name (null_blk refuses it as well).
         if let Some(i) = dir.and_then(face::index_named) {
             if i < self.config.nr_devices {
-                return Err(CreateError::IndexTaken(i));
+                return Err(CreateError::NameTaken(i));
             }
         }
         let slot = self.take_index(index)?;
@@ -319,7 +329,7 @@ fn build_disk(
         Some(host) => Some(HostMember::new(host.clone(), index)?),
         None => None,
     };
-    let data = DeviceData::new(index, config, link, backing)?;
+    let data = DeviceData::new(index, name, config, link, backing)?;
     let mut builder = DiskBuilder::new()
         .capacity_sectors(config.capacity_sectors())
         .block_size(config.block_size)?

@@ -184,12 +184,7 @@ impl DiskFiles for RNullOps {
         match TABLE.get(id).map(|(_, f)| f) {
             Some(Field::CompletionNsec) => {
                 let v = params::COMPLETION_NSEC.range().parse_u64(
-                    &format_args!(
-                        "{}{}/{}/completion_nsec",
-                        face::DISK_PREFIX,
-                        dev.index,
-                        face::SYSFS_GROUP
-                    ),
+                    &format_args!("{}/{}/completion_nsec", &*dev.name, face::SYSFS_GROUP),
                     log,
                     input,
                 )?;
@@ -199,12 +194,7 @@ impl DiskFiles for RNullOps {
             }
             Some(Field::Mbps) => {
                 let v = params::MBPS.range().parse_u64(
-                    &format_args!(
-                        "{}{}/{}/mbps",
-                        face::DISK_PREFIX,
-                        dev.index,
-                        face::SYSFS_GROUP
-                    ),
+                    &format_args!("{}/{}/mbps", &*dev.name, face::SYSFS_GROUP),
                     log,
                     input,
                 )?;
@@ -235,12 +225,7 @@ impl DiskFiles for RNullOps {
     ) -> Result {
         // The parameter sets every queue's initial slice; the range is its.
         let us = params::TIME_SLICE_US.range().parse_u64(
-            &format_args!(
-                "{}{}/mq/{}/time_slice_us",
-                face::DISK_PREFIX,
-                dev.index,
-                hctx
-            ),
+            &format_args!("{}/mq/{}/time_slice_us", &*dev.name, hctx),
             log,
             input,
         )?;

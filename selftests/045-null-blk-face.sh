@@ -76,6 +76,17 @@ rm -f /tmp/face.in /tmp/face.out
 echo 0 >$d/power || fail "power=0"
 [ ! -e /sys/block/nullb1 ] || fail "nullb1 left after power=0"
 rmdir $d || fail "rmdir $d"
+# Any directory name is the disk's, as null_blk's; log lines use it.
+d=$cfs/face_disk
+mkdir $d || fail "mkdir $d"
+echo 16 >$d/size || fail "size=16"
+echo 1 >$d/power || fail "power=1 on $d"
+[ -b /dev/face_disk ] || fail "/dev/face_disk missing (disks: $(nullb_disks))"
+kmsg_mark
+if echo x >/sys/block/face_disk/rnull/completion_nsec 2>/dev/null; then fail "completion_nsec=x accepted"; fi
+kmsg_since | grep -q 'face_disk/rnull/completion_nsec' || fail "no log line naming face_disk"
+rmdir $d || fail "rmdir $d"
+[ ! -e /sys/block/face_disk ] || fail "face_disk left after rmdir"
 rmmod null_blk || fail "rmmod the face"
 [ ! -d $mod ] || fail "$mod left after rmmod"
 [ ! -d $cfs ] || fail "$cfs left after rmmod"
@@ -86,7 +97,7 @@ insmod "$FACE_KO" nr_devices=1 || fail "insmod the face nr_devices=1"
 mkdir $cfs/nullb0 || fail "mkdir $cfs/nullb0"
 kmsg_mark
 if echo 1 >$cfs/nullb0/power 2>/dev/null; then fail "power=1 on nullb0 beside load-time nullb0"; fi
-kmsg_since | grep -q 'nullb0 exists (-EEXIST)' || fail "no log line for the taken name"
+kmsg_since | grep -q 'nullb0 is a load-time disk (-EEXIST)' || fail "no log line for the taken name"
 rmdir $cfs/nullb0 || fail "rmdir $cfs/nullb0"
 
 # Face loaded: C null_blk is refused and the face stays as it was.
