@@ -10,10 +10,11 @@
 //! prefixed `null_blk:`), configfs subsystem `nullb`, disks `nullbN`.
 //! Every other name follows from these; no other file spells them.
 //!
-//! The two faces cannot be loaded with C null_blk at the same time: the
-//! module loader refuses a second module named `null_blk` (`-EEXIST`), and
-//! a configfs subsystem of the same name fails to register (`-EEXIST`).
-//! rnull's own face shares no name with either and loads beside both.
+//! The null_blk face and C null_blk cannot be loaded together: the module
+//! loader refuses a second module named `null_blk` (`-EEXIST`) before its
+//! init runs, whichever came first. Were a `nullb` configfs subsystem there
+//! anyway, registering it fails (`-EEXIST`) and init logs that. rnull's
+//! own face shares no name with either and loads beside both.
 
 use core::fmt;
 use kernel::{c_str, str::CStr};
