@@ -28,6 +28,7 @@ for lib in $(ldd /usr/bin/fio | grep -o '/[^ ]*'); do
 done
 
 cp "$top/rnull/rnull.ko" "$root/lib/modules/rnull/"
+cp "$top/rnull/null_blk.ko" "$root/lib/modules/rnull/null_blk-rnull.ko"
 cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 cp "$kdir/drivers/block/rnull_mod.ko" "$root/lib/modules/rnull/"
 # The I/O schedulers built as modules (kyber is built in), for the slice
