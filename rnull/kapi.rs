@@ -21,6 +21,7 @@ pub(crate) mod irq_lock;
 pub(crate) mod lock_class;
 pub(crate) mod modinfo;
 pub(crate) mod noio;
+pub(crate) mod numa;
 pub(crate) mod operations;
 pub(crate) mod pages;
 pub(crate) mod param;

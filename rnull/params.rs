@@ -13,7 +13,10 @@
 //! (`scripts/param-table.py`), which `module_param!` builds from these.
 
 use crate::{
-    kapi::param::{module_param, ChoiceParam, IntParam, IntRange},
+    kapi::{
+        numa,
+        param::{module_param, ChoiceParam, IntParam, IntRange},
+    },
     rdisk::disk::{self, Limit},
     rtags::{host, link::MAX_MIB_PER_S, policy::Policy},
 };
@@ -72,6 +75,28 @@ module_param!(ROTATIONAL: IntParam = IntParam::new(0, BOOL),
     "rotational", 0o444, "int", "report a rotational device");
 module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, IntRange::new(8, 65535)),
     "max_sectors", 0o444, "int", "largest request, in 512-byte sectors");
+
+module_param!(QUEUE_MODE: IntParam = IntParam::new(2, IntRange::new(0, 2)),
+    "queue_mode", 0o444, "int",
+    "block interface, as null_blk's: 2 = blk-mq; 0 (bio) uses blk-mq with a message; 1 (the legacy request path) fails the load");
+module_param!(HOME_NODE: IntParam = IntParam::new(
+        numa::NO_NODE as i64,
+        IntRange::new(numa::NO_NODE as i64, numa::MAX_NODES as i64 - 1),
+    ),
+    "home_node", 0o444, "int",
+    "NUMA node of the tag set and the queues, -1 = none; an offline node is replaced by -1 with a message");
+module_param!(USE_PER_NODE_HCTX: IntParam = IntParam::new(0, BOOL),
+    "use_per_node_hctx", 0o444, "int",
+    "one hardware queue per online NUMA node: `submit_queues` becomes the number of online nodes");
+module_param!(VIRT_BOUNDARY: IntParam = IntParam::new(0, BOOL),
+    "virt_boundary", 0o444, "int",
+    "require a virtual boundary: `queue/virt_boundary_mask` is the page size minus 1");
+module_param!(SHARED_TAG_BITMAP: IntParam = IntParam::new(0, BOOL),
+    "shared_tag_bitmap", 0o444, "int",
+    "one tag bitmap for all hardware queues of a tag set (`BLK_MQ_F_TAG_HCTX_SHARED`)");
+
+/// `queue_mode`'s value for blk-mq, the only one a device runs with.
+pub(crate) const QUEUE_MODE_MQ: u32 = 2;
 
 /// Names of the `irqmode` values, indexed by value.
 pub(crate) const IRQMODE_NAMES: [&str; 3] = ["none", "softirq", "timer"];
