@@ -35,9 +35,10 @@ use crate::{
     },
     device::{Device, Registry},
     device_data::Backing,
+    faults::Faults,
     kapi::{
         badblocks::{BadBlocks, MAX_RANGES},
-        configfs::{AttributeOperations, GroupOperations},
+        configfs::{AttributeOperations, DefaultGroup, GroupOperations},
         cpu::possible_cpus,
         disk_files::FileSpec,
         fmt::{BufWriter, Errno},
@@ -99,10 +100,12 @@ impl GroupOperations for Devices {
         let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
         let settings = Settings::new(&self.registry);
         let badblocks = Arc::pin_init(BadBlocks::new(), GFP_KERNEL)?;
+        let faults = Faults::new()?;
         Ok(try_pin_init!(DeviceDir {
             name,
             registry: self.registry.clone(),
             badblocks,
+            faults,
             logs: [const { RateLimit::new() }; TABLE.len()],
             state <- new_mutex!(DirState {
                 settings,
@@ -116,6 +119,11 @@ impl GroupOperations for Devices {
     fn drop_item(&self, child: &DeviceDir) {
         child.state.lock().device = None;
     }
+
+    /// The fault injection groups, where the kernel has them.
+    fn default_groups(child: &DeviceDir, add: &mut dyn FnMut(&DefaultGroup)) {
+        child.faults.groups(add);
+    }
 }
 
 /// One device directory.
@@ -126,6 +134,9 @@ pub(crate) struct DeviceDir {
     registry: Arc<Registry>,
     /// `badblocks`: kept across power cycles, shared with the device.
     badblocks: Arc<BadBlocks>,
+    /// `timeout_inject/`, `requeue_inject/`, `init_hctx_fault_inject/`:
+    /// kept across power cycles, shared with the device (as null_blk's).
+    faults: Arc<Faults>,
     /// The rate limit of each attribute's refused writes' log lines, by id.
     logs: [RateLimit; TABLE.len()],
     /// Serialises the writers of `badblocks` and the power and settings.
@@ -526,6 +537,7 @@ impl DeviceDir {
         let backing = Backing {
             badblocks: Some(self.badblocks.clone()),
             store: store.clone(),
+            faults: Some(self.faults.clone()),
         };
         let device = self
             .registry

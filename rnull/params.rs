@@ -197,3 +197,22 @@ module_param!(INJECT_REQUEUE_PERCENT: IntParam = IntParam::new(0, IntRange::new(
     "fault injection: percent of requests requeued once (`blk_mq_requeue_request`)");
 module_param!(RQ_TIMEOUT_MS: IntParam = IntParam::new(30_000, IntRange::new(100, 600_000)),
     "rq_timeout_ms", 0o444, "int", "blk-mq request timeout in ms");
+
+/// null_blk's fault injection parameters, where the kernel has fault
+/// injection (null_blk's need `CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION`,
+/// which selects both options): each device starts its fault attribute of
+/// the same kind from them.
+#[cfg(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))]
+pub(crate) mod fault {
+    use crate::kapi::{fault::FaultParam, param::module_param};
+
+    module_param!(TIMEOUT: FaultParam = FaultParam::new(),
+        "timeout", 0o444, "string",
+        "fault injection: requests left unfinished for blk-mq's timeout to end (`BLK_STS_TIMEOUT`); per device in `timeout_inject/`");
+    module_param!(REQUEUE: FaultParam = FaultParam::new(),
+        "requeue", 0o444, "string",
+        "fault injection: requests requeued, by turns refused busy (`BLK_STS_RESOURCE`) and requeued by the driver; per device in `requeue_inject/`");
+    module_param!(INIT_HCTX: FaultParam = FaultParam::new(),
+        "init_hctx", 0o444, "string",
+        "fault injection: hardware queue setups (`init_hctx`) failed with `EFAULT`; per device in `init_hctx_fault_inject/`");
+}

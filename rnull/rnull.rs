@@ -29,6 +29,7 @@ mod configfs;
 mod device;
 mod device_data;
 mod disk_sysfs;
+mod faults;
 mod host_budget;
 mod host_budget_sysfs;
 mod kapi;
