@@ -243,6 +243,13 @@ pub(crate) trait GroupOperations: AttributeOperations {
 #[repr(transparent)]
 pub(crate) struct DefaultGroup(Opaque<config_group>);
 
+#[cfg_attr(
+    not(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS)),
+    expect(
+        dead_code,
+        reason = "the fault injection groups are the only default groups"
+    )
+)]
 impl DefaultGroup {
     /// The group at `group`.
     ///
@@ -251,13 +258,6 @@ impl DefaultGroup {
     /// `group` must be an initialised group, live for `'a`, meeting the
     /// type invariants: given to [`GroupOperations::default_groups`] only
     /// for the child whose data keeps it alive, and for no other.
-    #[cfg_attr(
-        not(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS)),
-        expect(
-            dead_code,
-            reason = "the fault injection groups are the only default groups"
-        )
-    )]
     pub(super) unsafe fn from_raw<'a>(group: *mut config_group) -> &'a Self {
         // SAFETY: `DefaultGroup` is a transparent `Opaque<config_group>`;
         // the caller guarantees the rest.
