@@ -13,6 +13,8 @@
 use crate::kapi::configfs::DefaultGroup;
 #[cfg(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))]
 use crate::{kapi::fault::FaultConfig, params::fault as param};
+#[cfg(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))]
+use kernel::c_str;
 use kernel::{prelude::*, sync::Arc};
 
 /// The fault attributes of a device, shared by its configfs directory

@@ -71,8 +71,8 @@ mod raw {
     // empty arch struct the lint flags; C only receives pointers.
     #[allow(improper_ctypes)]
     extern "C" {
-        /// 1 on success, 0 if `str` does not parse (and a warning logged).
-        pub(super) fn setup_fault_attr(attr: *mut fault_attr, str: *mut c_char) -> c_int;
+        /// 1 on success, 0 if `s` does not parse (and a warning logged).
+        pub(super) fn setup_fault_attr(attr: *mut fault_attr, s: *mut c_char) -> c_int;
         pub(super) fn should_fail(attr: *mut fault_attr, size: isize) -> bool;
         pub(super) fn fault_config_init(config: *mut fault_config, name: *const c_char);
     }
