@@ -15,7 +15,8 @@
 //! 6.12's `bindings` do not include `linux/fault-inject.h`: the structures
 //! are declared in [`raw`] after the header of the kernel this builds
 //! against, the ratelimit state inside with bindgen's type (its size is
-//! configuration-dependent).
+//! configuration-dependent); `scripts/check-configfs-layout.py` (`make
+//! test`) compares them, field by field, and the prototypes with bindgen's.
 
 use super::{
     configfs::{raw::config_group, DefaultGroup},
@@ -40,9 +41,6 @@ mod raw {
     use core::ffi::{c_char, c_int, c_ulong};
     use kernel::bindings;
 
-    /// `FAULT_ATTR_DNAME_LEN`.
-    pub(super) const FAULT_ATTR_DNAME_LEN: usize = 64;
-
     #[repr(C)]
     pub(super) struct fault_attr {
         pub(super) probability: c_ulong,
@@ -58,7 +56,8 @@ mod raw {
         pub(super) reject_end: c_ulong,
         pub(super) count: c_ulong,
         pub(super) ratelimit_state: bindings::ratelimit_state,
-        pub(super) dname: [c_char; FAULT_ATTR_DNAME_LEN],
+        // `FAULT_ATTR_DNAME_LEN`.
+        pub(super) dname: [c_char; 64],
     }
 
     #[repr(C)]
@@ -71,8 +70,8 @@ mod raw {
     // empty arch struct the lint flags; C only receives pointers.
     #[allow(improper_ctypes)]
     extern "C" {
-        /// 1 on success, 0 if `s` does not parse (and a warning logged).
-        pub(super) fn setup_fault_attr(attr: *mut fault_attr, s: *mut c_char) -> c_int;
+        /// 1 on success, 0 if `str_` does not parse (and a warning logged).
+        pub(super) fn setup_fault_attr(attr: *mut fault_attr, str_: *mut c_char) -> c_int;
         pub(super) fn should_fail(attr: *mut fault_attr, size: isize) -> bool;
         pub(super) fn fault_config_init(config: *mut fault_config, name: *const c_char);
     }
