@@ -38,8 +38,8 @@ use kernel::{bindings, c_str, prelude::*, str::CStr, types::Opaque};
 #[allow(non_camel_case_types)]
 mod raw {
     use super::config_group;
-    use core::ffi::{c_char, c_int, c_ulong};
-    use kernel::bindings;
+    use core::ffi::{c_int, c_ulong};
+    use kernel::{bindings, ffi::c_char};
 
     #[repr(C)]
     pub(super) struct fault_attr {
