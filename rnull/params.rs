@@ -63,7 +63,7 @@ module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, IntRange::new(0,
     "timer completion delay in ns for `irqmode=2`; per device in sysfs");
 module_param!(MEMORY_BACKED: IntParam = IntParam::new(0, BOOL),
     "memory_backed", 0o444, "int",
-    "keep data in an XArray of pages; enables discard and write-zeroes (write-through unless `cache_size`)");
+    "keep data in an XArray of pages; enables write-zeroes (write-through unless `cache_size`)");
 module_param!(CACHE_SIZE: IntParam = IntParam::new(0, IntRange::new(0, MAX_GB * 1024)),
     "cache_size", 0o444, "ulong",
     "volatile write cache of `memory_backed` devices in MiB, 0 = none (write-through): writes land in it, a flush writes it back, FUA bypasses it");
@@ -73,6 +73,14 @@ module_param!(BLOCKING: IntParam = IntParam::new(0, BOOL),
     "blocking", 0o444, "int", "register as `BLK_MQ_F_BLOCKING` (`queue_rq` may sleep)");
 module_param!(ROTATIONAL: IntParam = IntParam::new(0, BOOL),
     "rotational", 0o444, "int", "report a rotational device");
+module_param!(NO_SCHED: IntParam = IntParam::new(0, BOOL),
+    "no_sched", 0o444, "int", "no I/O scheduler (`BLK_MQ_F_NO_SCHED`)");
+module_param!(DISCARD: IntParam = IntParam::new(0, BOOL),
+    "discard", 0o444, "int",
+    "accept discards: a memory-backed device frees the pages (a no-op without memory backing)");
+module_param!(FUA: IntParam = IntParam::new(1, BOOL),
+    "fua", 0o444, "int",
+    "with a write cache (`cache_size`), report FUA; without, the block layer turns a FUA write into a write and a flush");
 module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, IntRange::new(8, 65535)),
     "max_sectors", 0o444, "int", "largest request, in 512-byte sectors");
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # null_blk's queue_mode, home_node, use_per_node_hctx, virt_boundary and
-# shared_tag_bitmap, as module parameters and configfs attributes: what
-# each does to the disk, and their bad values refused with EINVAL, the
-# value unchanged.
+# shared_tag_bitmap, as module parameters and configfs attributes, and the
+# parameters no_sched, discard and fua: what each does to the disk, and
+# their bad values refused with EINVAL, the value unchanged.
 . "$(dirname "$0")/lib.sh"
 
 dbg=/sys/kernel/debug/block
@@ -22,6 +22,22 @@ expect_eq "$(param shared_tag_bitmap)" 0 "default shared_tag_bitmap"
 expect_eq "$(cat /sys/block/rnullb0/queue/virt_boundary_mask)" 0 "virt_boundary_mask without virt_boundary"
 ! grep -q TAG_HCTX_SHARED $dbg/rnullb0/hctx0/flags ||
 	fail "TAG_HCTX_SHARED without shared_tag_bitmap: $(cat $dbg/rnullb0/hctx0/flags)"
+expect_eq "$(param no_sched)" 0 "default no_sched"
+expect_eq "$(param discard)" 0 "default discard"
+expect_eq "$(param fua)" 1 "default fua"
+unload_rnull
+
+# no_sched, discard, fua: as the configfs attributes of the same names.
+q=/sys/block/rnullb0/queue
+load_rnull memory_backed=1 gb=1 cache_size=1
+expect_eq "$(cat $q/discard_max_hw_bytes)" 0 "discard_max_hw_bytes without discard"
+expect_eq "$(cat $q/fua)" 1 "queue/fua with a write cache"
+case "$(cat $q/scheduler)" in none) fail "no scheduler without no_sched" ;; esac
+unload_rnull
+load_rnull memory_backed=1 gb=1 cache_size=1 discard=1 fua=0 no_sched=1
+[ "$(cat $q/discard_max_hw_bytes)" -gt 0 ] || fail "discard=1 without discard"
+expect_eq "$(cat $q/fua)" 0 "queue/fua with fua=0"
+expect_eq "$(cat $q/scheduler)" none "queue/scheduler with no_sched=1"
 unload_rnull
 
 # queue_mode=0 (bio) runs on blk-mq, saying so; 1 (the legacy request
