@@ -101,7 +101,7 @@ if insmod "$RNULL_KO" init_hctx=1,100,0,1 2>/dev/null; then fail "loaded with a 
 # Bad values: refused with EINVAL (ENOSPC past null_blk's 79 characters),
 # naming the parameter and its form.
 for p in timeout requeue init_hctx; do
-	for bad in garbage 1,2,3 ,,,; do
+	for bad in garbage 1,2,3 ',,,'; do
 		kmsg_mark
 		err=$(insmod "$RNULL_KO" "$p=$bad" 2>&1) && fail "$p=$bad loaded"
 		! rnull_loaded || fail "$p=$bad left rnull loaded"
