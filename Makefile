@@ -26,7 +26,7 @@ MEM ?= 1G
 export CPUS MEM
 
 .PHONY: all deps kernel modules initramfs run bench check test test-debug test-rtags test-guest \
-	blktests fmt fmt-check param-table clippy doc rust-analyzer shell clean help
+	blktests stress fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
 
@@ -121,6 +121,11 @@ BLKTESTS ?= $(abspath $(TOP)/../shared/blktests)
 blktests: initramfs
 	@$(SCRIPTS)/initramfs-blktests.sh "$(KDIR)" "$(BLKTESTS)"
 	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
+
+# Seeded random run-time operations under fio verify (scripts/stress/run.sh):
+# make stress [SEED=1] [OPS=500] [FLAVOUR=debug | KDIR=<tree>]
+stress: deps
+	@$(SCRIPTS)/stress/run.sh
 
 # Everything that needs no kernel; its own light dependencies only.
 check:

@@ -1,0 +1,111 @@
+#!/bin/sh
+# A stress run in the guest: engine.sh under a watchdog. An operation
+# that makes no progress for STRESS_OP_TIMEOUT s (hung in the kernel), or a
+# fio round that does not end within STRESS_IO_TIMEOUT s (I/O stalled),
+# fails the run: the watchdog reports it at the operation it happened in,
+# with the seed to replay it and what the stuck tasks wait for.
+#
+# usage: STRESS_SEED=s STRESS_OPS=n sh main.sh   (exit status: 0 if passed)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+. "$here/devices.sh"
+. "$here/checks.sh"
+
+S=/tmp/stress
+rm -rf "$S"
+mkdir -p "$S"
+# The debug kernel (KASAN, lockdep; kmemleak is its mark) runs several
+# times slower.
+scale=1
+[ -e "$KMEMLEAK" ] && scale=4
+OP_TIMEOUT=${STRESS_OP_TIMEOUT:-$((120 * scale))}
+IO_TIMEOUT=${STRESS_IO_TIMEOUT:-$((60 * scale))}
+export STRESS_DIR="$S" STRESS_IO_TIMEOUT="$IO_TIMEOUT"
+SEED=${STRESS_SEED:-1}
+OPS=${STRESS_OPS:-500}
+
+(
+	sh "$here/engine.sh"
+	echo $? >"$S/rc"
+) &
+
+# stuck_tasks: the tasks in uninterruptible sleep, with where they wait.
+stuck_tasks() {
+	for _p in /proc/[0-9]*; do
+		read -r _stat 2>/dev/null <"$_p/stat" || continue
+		# shellcheck disable=SC2086 # the split is intended
+		set -- ${_stat##*) }
+		[ "$1" = D ] || continue
+		echo "# task ${_p#/proc/} ($(cat "$_p/comm")) in D, waiting in $(cat "$_p/wchan" 2>/dev/null)"
+		sed 's/^/#   /' "$_p/stack" 2>/dev/null | head -n 20
+	done
+}
+
+# diagnose: the budget's and the queues' state.
+diagnose() {
+	_line="# host:"
+	for _f in policy depth in_use active_queues waiting_queues starved_queues; do
+		_line="$_line $_f=$(cat "$H/$_f" 2>/dev/null)"
+	done
+	echo "$_line"
+	for _d in /sys/block/rnullb*; do
+		[ -e "$_d/rnull/tags_in_flight" ] || continue
+		echo "# ${_d##*/}: tags_in_flight=$(cat "$_d/rnull/tags_in_flight")" \
+			"tags_waiting=$(cat "$_d/rnull/tags_waiting")" \
+			"scheduler=$(cat "$_d/queue/scheduler")"
+	done
+	for _h in /sys/kernel/debug/block/rnullb*/hctx*; do
+		for _f in busy dispatch; do
+			[ -s "$_h/$_f" ] && echo "# ${_h#/sys/kernel/debug/block/}/$_f: $(head -c 200 "$_h/$_f" | tr '\n' ' ')"
+		done
+	done
+	stuck_tasks
+}
+
+# hung WHAT: the run fails at the operation under way.
+hung() {
+	read -r _n _desc <"$S/beat"
+	# Stop the engine and its fio where they still can.
+	for _f in "$S"/pid.engine "$S"/pid.loop.* "$S"/pid.fio.*; do
+		[ -e "$_f" ] && kill -9 "$(cat "$_f")" 2>/dev/null
+	done
+	read -r passed failed skipped <"$S/count" 2>/dev/null
+	if [ -e "$S/failed" ]; then
+		echo "# the cleanup after the failure hung: $1"
+	else
+		failed=$((${failed:-0} + 1))
+		echo "not ok $_n - $_desc: $1"
+		[ "$_n" -le "$OPS" ] || _n=$OPS
+		echo "# FAILED: SEED=$SEED, at operation $_n of $OPS; replay: make stress SEED=$SEED OPS=$_n${STRESS_SKIP:+ STRESS_SKIP=\"$STRESS_SKIP\"}"
+	fi
+	diagnose
+	[ "${skipped:-0}" = 0 ] || echo "# $skipped skipped"
+	echo "${passed:-0} passed, $failed failed"
+	exit 1
+}
+
+# rounds NAME: V = the loop's round, "-" when it does not run (ended,
+# paused or stopping: their own timeouts cover those).
+rounds() {
+	V=-
+	[ -e "$S/rounds.$1" ] && [ ! -e "$S/pause" ] && [ ! -e "$S/stop" ] &&
+		[ ! -e "$S/fail.$1" ] && read -r V <"$S/rounds.$1"
+}
+
+beat="" beat_for=0
+verify="" verify_for=0
+load="" load_for=0
+while [ ! -e "$S/rc" ]; do
+	sleep 1
+	read -r _b <"$S/beat" 2>/dev/null
+	if [ "$_b" = "$beat" ]; then beat_for=$((beat_for + 1)); else beat=$_b beat_for=0; fi
+	[ $beat_for -lt "$OP_TIMEOUT" ] || hung "no progress for $OP_TIMEOUT s (hung)"
+	rounds verify
+	if [ "$V" != - ] && [ "$V" = "$verify" ]; then verify_for=$((verify_for + 1)); else verify=$V verify_for=0; fi
+	[ $verify_for -lt "$IO_TIMEOUT" ] || hung "fio verify round $verify has not ended in $IO_TIMEOUT s (I/O stalled)"
+	rounds load
+	if [ "$V" != - ] && [ "$V" = "$load" ]; then load_for=$((load_for + 1)); else load=$V load_for=0; fi
+	[ $load_for -lt "$IO_TIMEOUT" ] || hung "fio load round $load on $CYC_DEV has not ended in $IO_TIMEOUT s (I/O stalled)"
+done
+read -r rc <"$S/rc"
+exit "$rc"
