@@ -116,6 +116,41 @@ tags_idle() {
 	done
 }
 
+# stuck_tasks: the tasks in uninterruptible sleep, with where they wait
+# (D_PIDS: their pids).
+stuck_tasks() {
+	D_PIDS=""
+	for _p in /proc/[0-9]*; do
+		read -r _stat 2>/dev/null <"$_p/stat" || continue
+		# shellcheck disable=SC2086 # the split is intended
+		set -- ${_stat##*) }
+		[ "$1" = D ] || continue
+		D_PIDS="$D_PIDS ${_p#/proc/}"
+		echo "# task ${_p#/proc/} ($(cat "$_p/comm")) in D, waiting in $(cat "$_p/wchan" 2>/dev/null)"
+		sed 's/^/#   /' "$_p/stack" 2>/dev/null | head -n 20
+	done
+}
+
+# no_hung_tasks: once the devices are gone, no task stays in
+# uninterruptible sleep (the same one, 2 s apart): a task hung in the
+# kernel fails the run even where no operation waits for it.
+no_hung_tasks() {
+	stuck_tasks >/dev/null
+	_d0=" $D_PIDS "
+	sleep 2
+	# Not in a command substitution: D_PIDS is set in this shell.
+	stuck_tasks >"$S/stuck"
+	for _p in $D_PIDS; do
+		case "$_d0" in
+		*" $_p "*)
+			cat "$S/stuck"
+			ERR="task $_p ($(cat "/proc/$_p/comm" 2>/dev/null)) still in D state 2 s later (hung)"
+			return 1
+			;;
+		esac
+	done
+}
+
 # kmemleak: the debug kernel's leak detector, when it is there.
 KMEMLEAK=/sys/kernel/debug/kmemleak
 

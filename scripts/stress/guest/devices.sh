@@ -21,7 +21,7 @@ H=/sys/module/rnull/host
 CYC_DEV=rnullb3
 VERIFY_DEVS="rnullb0 rnullb1 rnullb2"
 # cyc: 256 MiB; the pattern in sectors 0..2047, bad ranges in
-# 2048..BB_END-1, the memcg writer's 8 MiB at 128 MiB.
+# 2048..BB_END-1.
 CYC_SECTORS=$((256 << 11))
 BB_END=$((128 << 11))
 # The sentinels' first sector.

@@ -30,7 +30,7 @@ echo $$ >"$S/pid.engine"
 # The operations and their weights (their shares of the draws).
 OP_TABLE="power:6 rmdir:2 setting:5 queues:8 badblocks:8 bbio:3 completion:4 slice:6 mbps:5
 policy:8 depth:7 host:5 sched:6 nrreq:5 hotplug:4 rmmod:2 rmroot:1 refuse:5 quiesce:1 data:2
-memcg:2 failalloc:2"
+memcg:1 failalloc:2"
 # Those that need a kernel feature (req_NAME says whether it is there).
 OP_NEEDS="hotplug memcg failalloc"
 # The end checks, after the operations.
@@ -208,8 +208,8 @@ tags_idle && sentinels_check
 point $?
 
 OPN=$((OPN + 1))
-desc "teardown: every CPU online, rmdir cyc and live, rmmod rnull"
-hotplug_all_online && teardown_devices
+desc "teardown: every CPU online, rmdir cyc and live, rmmod rnull; no task hung"
+hotplug_all_online && teardown_devices && no_hung_tasks
 point $?
 
 OPN=$((OPN + 1))

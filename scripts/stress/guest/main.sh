@@ -29,18 +29,6 @@ OPS=${STRESS_OPS:-500}
 	echo $? >"$S/rc"
 ) &
 
-# stuck_tasks: the tasks in uninterruptible sleep, with where they wait.
-stuck_tasks() {
-	for _p in /proc/[0-9]*; do
-		read -r _stat 2>/dev/null <"$_p/stat" || continue
-		# shellcheck disable=SC2086 # the split is intended
-		set -- ${_stat##*) }
-		[ "$1" = D ] || continue
-		echo "# task ${_p#/proc/} ($(cat "$_p/comm")) in D, waiting in $(cat "$_p/wchan" 2>/dev/null)"
-		sed 's/^/#   /' "$_p/stack" 2>/dev/null | head -n 20
-	done
-}
-
 # diagnose: the budget's and the queues' state.
 diagnose() {
 	_line="# host:"

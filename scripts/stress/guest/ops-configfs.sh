@@ -40,15 +40,21 @@ op_rmdir() {
 }
 
 # A setting of cyc: taken while it is off, EBUSY and unchanged while on.
+# Left out: what the run's layout rests on (size, memory_backed, index,
+# host_tags), shared_tags (power on refuses a shape other than the module
+# tag set's, and cyc's is drawn), and badblocks_once (the load would clear
+# the bad ranges op_bbio and op_badblocks read back). Queue counts are
+# op_queues'.
 op_setting() {
 	pick irqmode completion_nsec hw_queue_depth blocking blocksize no_sched mbps cache_size \
-		badblocks_partial_io time_slice_us rotational_model
+		badblocks_partial_io time_slice_us rotational_model rotational discard fua max_sectors
 	_a=$R
 	case $_a in
 	irqmode) pick 0 1 2 ;;
 	completion_nsec) pick 0 5000 50000 ;;
 	hw_queue_depth) pick 1 2 8 32 64 ;;
 	blocksize) pick 512 1024 4096 ;;
+	max_sectors) pick 8 64 256 2560 65535 ;;
 	mbps) pick 0 20 200 ;;
 	cache_size) pick 0 4 16 ;;
 	time_slice_us) pick 0 100 1000 ;;
