@@ -26,6 +26,8 @@ fi
 grep -qw memory $root/cgroup.controllers ||
 	skip "cgroup2 has no memory controller (is it bound to a cgroup v1 hierarchy?)"
 echo +memory >$root/cgroup.subtree_control || fail "cannot enable the memory controller in $root"
+# Left by an earlier run in this boot, if any: empty once its fio ended.
+rmdir $cg 2>/dev/null
 mkdir $cg || fail "mkdir $cg failed"
 echo $limit >$cg/memory.max || fail "memory.max=$limit refused"
 leave() {
