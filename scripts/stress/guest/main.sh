@@ -18,8 +18,10 @@ mkdir -p "$S"
 # times slower.
 scale=1
 [ -e "$KMEMLEAK" ] && scale=4
+# A verify round takes about 40 s on the base kernel under TCG on a
+# loaded host, twice that at worst.
 OP_TIMEOUT=${STRESS_OP_TIMEOUT:-$((120 * scale))}
-IO_TIMEOUT=${STRESS_IO_TIMEOUT:-$((60 * scale))}
+IO_TIMEOUT=${STRESS_IO_TIMEOUT:-$((180 * scale))}
 export STRESS_DIR="$S" STRESS_IO_TIMEOUT="$IO_TIMEOUT"
 SEED=${STRESS_SEED:-1}
 OPS=${STRESS_OPS:-500}
@@ -82,20 +84,32 @@ rounds() {
 		[ ! -e "$S/fail.$1" ] && read -r V <"$S/rounds.$1"
 }
 
-beat="" beat_for=0
-verify="" verify_for=0
-load="" load_for=0
+# same NAME VALUE: FOR = the seconds NAME has had VALUE, by the uptime
+# clock (a pass of the loop below takes longer than its sleep under TCG);
+# "-" is no value, never timed.
+same() {
+	_last="" _at=0
+	eval "_last=\${last_$1-} _at=\${at_$1:-0}"
+	if [ "$2" = - ] || [ "$2" != "$_last" ]; then
+		eval "last_$1=\$2 at_$1=$CS"
+		FOR=0
+		return
+	fi
+	FOR=$(((CS - _at) / 100))
+}
+
 while [ ! -e "$S/rc" ]; do
 	sleep 1
+	cs_now
 	read -r _b <"$S/beat" 2>/dev/null
-	if [ "$_b" = "$beat" ]; then beat_for=$((beat_for + 1)); else beat=$_b beat_for=0; fi
-	[ $beat_for -lt "$OP_TIMEOUT" ] || hung "no progress for $OP_TIMEOUT s (hung)"
+	same beat "$_b"
+	[ $FOR -lt "$OP_TIMEOUT" ] || hung "no progress for $OP_TIMEOUT s (hung)"
 	rounds verify
-	if [ "$V" != - ] && [ "$V" = "$verify" ]; then verify_for=$((verify_for + 1)); else verify=$V verify_for=0; fi
-	[ $verify_for -lt "$IO_TIMEOUT" ] || hung "fio verify round $verify has not ended in $IO_TIMEOUT s (I/O stalled)"
+	same verify "$V"
+	[ $FOR -lt "$IO_TIMEOUT" ] || hung "fio verify round $V has not ended in $IO_TIMEOUT s (I/O stalled)"
 	rounds load
-	if [ "$V" != - ] && [ "$V" = "$load" ]; then load_for=$((load_for + 1)); else load=$V load_for=0; fi
-	[ $load_for -lt "$IO_TIMEOUT" ] || hung "fio load round $load on $CYC_DEV has not ended in $IO_TIMEOUT s (I/O stalled)"
+	same load "$V"
+	[ $FOR -lt "$IO_TIMEOUT" ] || hung "fio load round $V on $CYC_DEV has not ended in $IO_TIMEOUT s (I/O stalled)"
 done
 read -r rc <"$S/rc"
 exit "$rc"
