@@ -26,7 +26,7 @@ MEM ?= 1G
 export CPUS MEM
 
 .PHONY: all deps kernel modules initramfs run bench check test test-debug test-rtags test-guest \
-	blktests fmt fmt-check param-table clippy doc rust-analyzer shell clean help
+	blktests stress fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
 
@@ -49,6 +49,9 @@ help:
 	@echo "                       RNULL_TEST_TIMEOUT=<s> overrides selftests/settings' timeout"
 	@echo "  make test-rtags      the userspace crates' cargo tests, loom and clippy"
 	@echo "  make blktests        blktests' device tests on rnull and the rnull group"
+	@echo "  make stress          seeded random run-time operations under fio verify, one guest;"
+	@echo "                       SEED=1 OPS=500 FLAVOUR=debug STRESS_SKIP=\"hotplug ...\"; a failure"
+	@echo "                       prints the seed and the OPS that replay it"
 	@echo "  make clippy | fmt | fmt-check"
 	@echo "Benchmark:"
 	@echo "  make bench           rnull against null_blk and rnull_mod; report in out/bench/<time>/,"
@@ -121,6 +124,11 @@ BLKTESTS ?= $(abspath $(TOP)/../shared/blktests)
 blktests: initramfs
 	@$(SCRIPTS)/initramfs-blktests.sh "$(KDIR)" "$(BLKTESTS)"
 	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
+
+# Seeded random run-time operations under fio verify (scripts/stress/run.sh):
+# make stress [SEED=1] [OPS=500] [FLAVOUR=debug | KDIR=<tree>]
+stress: deps
+	@$(SCRIPTS)/stress/run.sh
 
 # Everything that needs no kernel; its own light dependencies only.
 check:
