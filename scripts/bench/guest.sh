@@ -731,6 +731,8 @@ bind_tags_round() {
 bind_tags() {
 	variants="per-device shared"
 	for p in $(host_policies); do variants="$variants host-$p"; done
+	# A subset (BIND_VARIANTS="shared host-fair ..."), e.g. to re-measure a change.
+	variants=${BIND_VARIANTS:-$variants}
 	for v in $variants; do
 		mkdir -p "$R/bind_tags/$v"
 		case "$v" in
