@@ -668,12 +668,15 @@ first_write() {
 # ladder interrupt-driven (4 us timer completions), 512-byte random reads,
 # batch qd/4 from qd 8 (the io_uring seed's table); one job per vCPU.
 LADDER_PARAMS="irqmode=2 completion_nsec=4000 poll_queues=1 $PEAK_BASE"
+# Subsets (LADDER_MODES="poll", LADDER_QDS="1 8 64"), e.g. to re-measure a change.
+LADDER_MODES=${LADDER_MODES:-poll irq}
+LADDER_QDS=${LADDER_QDS:-1 2 4 8 16 32 64}
 qd_ladder_round() {
 	load "$2" $LADDER_PARAMS || return
-	for mode in poll irq; do
+	for mode in $LADDER_MODES; do
 		hipri=0
 		[ $mode = poll ] && hipri=1
-		for qd in 1 2 4 8 16 32 64; do
+		for qd in $LADDER_QDS; do
 			b=1
 			[ $qd -ge 8 ] && b=$((qd / 4))
 			RUNTIME=$PEAK_RUNTIME RAMP=$PEAK_RAMP HIPRI=$hipri QD=$qd BATCH=$b JOBS=$CPUS \
@@ -682,8 +685,8 @@ qd_ladder_round() {
 	done
 }
 qd_ladder() {
-	for mode in poll irq; do
-		for qd in 1 2 4 8 16 32 64; do
+	for mode in $LADDER_MODES; do
+		for qd in $LADDER_QDS; do
 			mkdir -p "$R/qd_ladder/$mode-qd$qd"
 			for d in rnull null_blk; do echo "$d: $LADDER_PARAMS"; done \
 				>"$R/qd_ladder/$mode-qd$qd/params"

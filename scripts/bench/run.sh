@@ -8,7 +8,9 @@
 # default 2), PEAK_CPUS (vCPU counts of the peak matrix, default "1 4"),
 # SLICE_CPUS (vCPUs of the slices scenario, default 8: a job per vCPU),
 # BIND_CPUS (vCPUs of bind_tags, default 4: a job per device and vCPU),
-# BIND_VARIANTS (variants of bind_tags, default: all), MEM,
+# BIND_VARIANTS (variants of bind_tags, default: all), LADDER_MODES and
+# LADDER_QDS (qd_ladder's modes, default "poll irq", and depths, default
+# "1 2 4 8 16 32 64"), MEM,
 # ROUNDS (virtual 2, wall 5), RUNTIME (seconds per fio run: virtual 2, wall
 # 5), SCENARIOS (default: all), POLICIES_SUBS (sub-scenarios of `policies`,
 # default: all), SLICE_WORKLOADS (the slice table's workloads, default
@@ -109,7 +111,8 @@ main() {
 			--env "SLICE_START=${SLICE_START:-completion}" \
 			--env "SLICE_SCHEDS=${SLICE_SCHEDS-mq-deadline kyber bfq bfq-idle0 bfq-lowlat0}" \
 			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" --env "POLICIES_SUBS=${POLICIES_SUBS:-}" \
-			--env "BIND_VARIANTS=${BIND_VARIANTS:-}" \
+			--env "BIND_VARIANTS=${BIND_VARIANTS:-}" --env "LADDER_MODES=${LADDER_MODES:-}" \
+			--env "LADDER_QDS=${LADDER_QDS:-}" \
 			--env "SLICE_WORKLOADS=${SLICE_WORKLOADS:-}" |
 			grep --line-buffered '^bench:' || true
 		mkdir -p "$out/raw/c$n"
@@ -136,7 +139,7 @@ main() {
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
 	  "commit": $commit_json,
 	  "host": "$host",
-	  "command": "make bench${RECORD:+ RECORD=$record} CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}${BIND_CPUS:+ BIND_CPUS=$BIND_CPUS}${BIND_VARIANTS:+ BIND_VARIANTS='$BIND_VARIANTS'}",
+	  "command": "make bench${RECORD:+ RECORD=$record} CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}${BIND_CPUS:+ BIND_CPUS=$BIND_CPUS}${BIND_VARIANTS:+ BIND_VARIANTS='$BIND_VARIANTS'}${LADDER_MODES:+ LADDER_MODES='$LADDER_MODES'}${LADDER_QDS:+ LADDER_QDS='$LADDER_QDS'}",
 	  "wall_seconds": $wall,
 	  "scenarios": {
 	    "peak": {"title": "Peak matrix: 4k random, io_uring, gtod_reduce, one hardware queue of depth 256 per vCPU, numjobs = vCPUs"},
