@@ -145,7 +145,7 @@ impl<T: Operations> RqList<'_, T> {
         let batched = rq != tail
             // SAFETY: a non-null `rq` is a request of the list we own; its
             // `mq_hctx` is a live context of this queue.
-            && !(!rq.is_null() && unsafe { (*(*rq).mq_hctx).flags } & TAG_QUEUE_SHARED != 0);
+            && (rq.is_null() || unsafe { (*(*rq).mq_hctx).flags } & TAG_QUEUE_SHARED == 0);
         // The context whose requests were queued with `last == false` and
         // not yet committed.
         let mut uncommitted: *mut bindings::blk_mq_hw_ctx = core::ptr::null_mut();
