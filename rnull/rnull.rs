@@ -35,6 +35,7 @@ mod kapi;
 mod params;
 pub mod rdisk;
 pub mod rtags;
+pub mod rzone;
 mod spindle;
 mod throttle;
 
