@@ -461,6 +461,8 @@ impl Settings {
         c.mbps = self.mbps;
         c.model = model;
         c.time_slice_us = self.time_slice_us;
+        // Zoned configfs devices need their own zone attributes.
+        c.zoned = None;
         Ok(c)
     }
 }

@@ -38,6 +38,8 @@ pub mod rtags;
 pub mod rzone;
 mod spindle;
 mod throttle;
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+mod zoned;
 
 module! {
     type: RNull,
