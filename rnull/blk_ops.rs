@@ -41,6 +41,21 @@ impl DeviceData {
     /// block's first logical block, as null_blk's does.
     #[inline(always)]
     fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, op: Op) -> Status {
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        if let Some(zones) = &self.zones {
+            return self.execute_zoned(zones, ctx, rq);
+        }
+        self.execute_data(ctx, rq, op)
+    }
+
+    /// [`Self::execute`] but for the zones: the data and the bad blocks.
+    #[inline(always)]
+    pub(crate) fn execute_data(
+        &self,
+        ctx: &Dispatch<'_>,
+        rq: &Request<RNullOps>,
+        op: Op,
+    ) -> Status {
         // Inline: a device that keeps no data and has no bad blocks (the
         // peak benchmark's) decides here, without a call.
         if self.store.is_none() && self.badblocks.is_none() {
@@ -56,7 +71,7 @@ impl DeviceData {
     fn execute_stored(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>) -> Status {
         let info = rq.info();
         let hit = match &self.badblocks {
-            Some(bb) if !matches!(info.op, Op::Flush | Op::Other) => {
+            Some(bb) if !matches!(info.op, Op::Flush | Op::Other) && !info.op.is_zone_mgmt() => {
                 bb.check(info.sector, info.bytes >> 9).map(|bad| (bb, bad))
             }
             _ => None,
@@ -99,8 +114,13 @@ impl DeviceData {
         };
         let done = match (&self.cache, info.op) {
             (_, Op::Other) => return Status::NOT_SUPPORTED,
+            // The zones are the zone operations' only state.
+            (
+                _,
+                Op::ZoneOpen | Op::ZoneClose | Op::ZoneFinish | Op::ZoneReset | Op::ZoneResetAll,
+            ) => return Status::OK,
             (None, Op::Read) => store.transfer(ctx, rq, false, limit),
-            (None, Op::Write) => store.transfer(ctx, rq, true, limit),
+            (None, Op::Write | Op::ZoneAppend) => store.transfer(ctx, rq, true, limit),
             (None, Op::Discard | Op::WriteZeroes) => {
                 store.discard(info.sector, limit);
                 Ok(())
@@ -108,7 +128,7 @@ impl DeviceData {
             // Without a cache there is nothing to write back.
             (None, Op::Flush) => Ok(()),
             (Some(cache), Op::Read) => cache.transfer(store, rq, Access::Read, limit),
-            (Some(cache), Op::Write) => {
+            (Some(cache), Op::Write | Op::ZoneAppend) => {
                 let access = if info.fua {
                     Access::WriteFua
                 } else {
@@ -367,7 +387,7 @@ impl Operations for RNullOps {
         // queued ahead of it but adds nothing.
         let delay = if limited {
             let bytes = match info.op {
-                Op::Read | Op::Write => info.bytes,
+                Op::Read | Op::Write | Op::ZoneAppend => info.bytes,
                 _ => 0,
             };
             dev.bandwidth().map(|b| b.reserve(bytes))

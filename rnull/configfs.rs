@@ -523,6 +523,8 @@ impl Settings {
         c.use_per_node_hctx = self.use_per_node_hctx;
         c.virt_boundary = self.virt_boundary;
         c.shared_tag_bitmap = self.shared_tag_bitmap;
+        // Zoned configfs devices need their own zone attributes.
+        c.zoned = None;
         Ok(c)
     }
 }

@@ -343,13 +343,19 @@ fn build_disk(
         .block_size(config.block_size)?
         .max_sectors(config.max_sectors)
         .rotational(config.rotational)
-        .discard(config.discard)
-        .write_zeroes(config.memory_backed)
+        // null_blk ignores discard in zoned mode.
+        .discard(config.discard && config.zoned.is_none())
+        // A write of zeroes would bypass the zones' write pointers.
+        .write_zeroes(config.memory_backed && config.zoned.is_none())
         .write_cache(config.write_cache_mib() > 0)
         .fua(config.fua)
         .virt_boundary(config.virt_boundary);
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);
+    }
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    if let Some(zones) = &data.zones {
+        builder = builder.zoned::<RNullOps>(crate::zoned::limits(zones.geometry())?);
     }
     let disk = builder.build(format_args!("{name}"), tagset, data.clone())?;
     Ok((disk, data))
