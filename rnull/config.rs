@@ -181,10 +181,7 @@ pub(crate) fn per_node_queues(submit_queues: u32, who: Who<'_>) -> u32 {
 }
 
 /// The zoned module parameters of a device of `size_mib` MiB and blocks of
-/// `block_size` bytes, if `zoned=1`: checked with null_blk's rules, its
-/// adjustments logged as null_blk logs them, a refusal naming the
-/// parameter. A kernel without `CONFIG_BLK_DEV_ZONED` refuses the device,
-/// not the load (as null_blk's).
+/// `block_size` bytes, if `zoned=1`, checked ([`check_zoned`]).
 fn zoned_params(size_mib: u64, block_size: u32) -> Result<Option<ZonedParams>> {
     if params::ZONED.get() == 0 {
         return Ok(None);
@@ -202,12 +199,27 @@ fn zoned_params(size_mib: u64, block_size: u32) -> Result<Option<ZonedParams>> {
         zone_append_max_sectors: n(&params::ZONE_APPEND_MAX_SECTORS)?,
         zone_full: params::ZONE_FULL.get() != 0,
     };
-    // Adjusted values are kept: the device is made from `p` again, which
-    // adjusts them the same way, silently.
-    match p.validate(|a| pr_info!("{a}\n")) {
-        Ok(_) => Ok(Some(p)),
+    check_zoned(p, Who(None)).map(Some)
+}
+
+/// The zoned parameters `p` checked with null_blk's rules and adjusted as
+/// null_blk adjusts them (its messages logged), a refusal naming the
+/// parameter. A kernel without `CONFIG_BLK_DEV_ZONED` refuses the device,
+/// not the load or the settings (as null_blk's).
+pub(crate) fn check_zoned(mut p: ZonedParams, who: Who<'_>) -> Result<ZonedParams> {
+    match p.validate(|a| pr_info!("{who}{a}\n")) {
+        Ok(geo) => {
+            // What null_blk's device holds after its adjustments; checked
+            // again, they are kept as they are.
+            p.zone_capacity = geo.capacity_sectors >> 11;
+            p.zone_nr_conv = geo.nr_conv;
+            p.zone_max_open = geo.max_open;
+            p.zone_max_active = geo.max_active;
+            p.zone_append_max_sectors = geo.append_max_sectors;
+            Ok(p)
+        }
         Err(e) => {
-            pr_err!("{e} ({})\n", Errno(EINVAL));
+            pr_err!("{who}{e} ({})\n", Errno(EINVAL));
             Err(EINVAL)
         }
     }

@@ -312,6 +312,17 @@ impl Device {
         (self.data.config.submit_queues, self.data.config.poll_queues)
     }
 
+    /// `zone_readonly` or `zone_offline` (`cond`) for the zone of `sector`;
+    /// `None` if the device is not zoned.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) fn set_zone_cond(
+        &self,
+        sector: u64,
+        cond: crate::rzone::cond::Cond,
+    ) -> Option<Result<(), crate::rzone::zones::CondError>> {
+        self.data.set_zone_cond(sector, cond)
+    }
+
     /// Changes the device's hardware queues while it runs
     /// (`blk_mq_update_nr_hw_queues`); its own tag set only.
     pub(crate) fn update_queues(&mut self, submit: u32, poll: u32) -> Result {

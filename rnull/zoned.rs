@@ -13,9 +13,9 @@ use crate::{
         zoned::{ReportZones, Reporter, ZoneLimits, ZoneReport},
     },
     rzone::{
-        cond::Status as ZoneStatus,
+        cond::{Cond, Status as ZoneStatus},
         config::Geometry,
-        zones::{Zone, Zones},
+        zones::{CondError, Zone, Zones},
     },
 };
 use kernel::prelude::*;
@@ -51,10 +51,15 @@ fn status(s: ZoneStatus) -> Status {
 
 /// Runs `f` until it is not `Busy`, [`BUSY_SPINS`] times at most: the
 /// other thread is a few instructions from its next step.
-fn retry<T>(mut f: impl FnMut() -> Result<T, ZoneStatus>) -> Result<T, ZoneStatus> {
+fn retry<T>(f: impl FnMut() -> Result<T, ZoneStatus>) -> Result<T, ZoneStatus> {
+    retry_busy(ZoneStatus::Busy, f)
+}
+
+/// Runs `f` until its error is not `busy`, [`BUSY_SPINS`] times at most.
+fn retry_busy<T, E: PartialEq>(busy: E, mut f: impl FnMut() -> Result<T, E>) -> Result<T, E> {
     let mut r = f();
     for _ in 0..BUSY_SPINS {
-        if !matches!(r, Err(ZoneStatus::Busy)) {
+        if !matches!(&r, Err(e) if *e == busy) {
             break;
         }
         core::hint::spin_loop();
@@ -108,6 +113,17 @@ impl DeviceData {
             Ok(()) => Status::OK,
             Err(e) => status(e),
         }
+    }
+
+    /// `zone_readonly` or `zone_offline` (`cond`) for the zone of
+    /// `sector` (null_blk's `zone_cond_store()`), retried as a request
+    /// is while another operation holds the zone.
+    /// `None` if the device is not zoned.
+    pub(crate) fn set_zone_cond(&self, sector: u64, cond: Cond) -> Option<Result<(), CondError>> {
+        let zones = self.zones.as_ref()?;
+        Some(retry_busy(CondError::Busy, || {
+            zones.set_cond(sector, cond, |s, l| self.discard_zone(s, l))
+        }))
     }
 
     /// Drops the data of `len` sectors from `start` (a reset zone's),
