@@ -151,7 +151,7 @@ impl DeviceData {
 }
 
 /// Writes `cache` back to `store` for the flush `rq`, from where its last
-/// dispatch left off; [`FLUSH_PARTLY`] if pages are left for a later one.
+/// dispatch left off; [`DISPATCH_AGAIN`] if pages are left for a later one.
 #[cold]
 fn flush(
     cache: &WriteCache,
@@ -164,7 +164,7 @@ fn flush(
     match done {
         Ok(Flushed::Partly) => {
             rq.data().set_flush_from(from);
-            FLUSH_PARTLY
+            DISPATCH_AGAIN
         }
         Ok(Flushed::Done) => {
             rq.data().set_flush_from(0);
@@ -182,11 +182,12 @@ fn flush(
     }
 }
 
-/// What [`flush`] returns for a flush that wrote back its share of pages
-/// for one dispatch where it may not sleep: `queue_rq` gives it back to
-/// blk-mq to be dispatched again at once, to go on from where it stopped.
-/// Never an end status.
-const FLUSH_PARTLY: Status = Status::DEV_RESOURCE;
+/// What [`DeviceData::execute`] returns for a request to be dispatched
+/// again at once, not counted as short of memory: a flush that wrote back
+/// its share of pages for one dispatch where it may not sleep (to go on
+/// from where it stopped), or a zoned request that met another
+/// operation's half-done step on its zone (`zoned`). Never an end status.
+pub(crate) const DISPATCH_AGAIN: Status = Status::DEV_RESOURCE;
 
 /// What [`DeviceData::execute`] returns for a request that needed memory
 /// it could not have at once (a page allocated without sleeping, under
@@ -368,7 +369,7 @@ impl Operations for RNullOps {
             } else {
                 rq.data().clear_nomem();
             }
-            if status == FLUSH_PARTLY {
+            if status == DISPATCH_AGAIN {
                 // The smallest delay: the kick runs from kblockd, after
                 // this dispatch has left blk-mq's RCU read side.
                 rq.requeue_after(0);

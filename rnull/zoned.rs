@@ -5,6 +5,7 @@
 //! (`drivers/block/null_blk/zoned.c`).
 
 use crate::{
+    blk_ops::DISPATCH_AGAIN,
     device_data::{DeviceData, RNullOps},
     kapi::{
         dispatch::Dispatch,
@@ -38,14 +39,15 @@ pub(crate) fn limits(geo: &Geometry) -> Result<ZoneLimits> {
     })
 }
 
-/// The `blk_status_t` of an rzone refusal; `Busy` asks blk-mq to dispatch
-/// the request again (`BLK_STS_RESOURCE`, a re-run after 3 ms).
+/// The `blk_status_t` of an rzone refusal; `Busy` has the request
+/// dispatched again at once, on its own path (not counted as short of
+/// memory, never ended for it).
 fn status(s: ZoneStatus) -> Status {
     match s {
         ZoneStatus::IoErr => Status::IO_ERROR,
         ZoneStatus::ZoneOpenResource => Status::ZONE_OPEN_RESOURCE,
         ZoneStatus::ZoneActiveResource => Status::ZONE_ACTIVE_RESOURCE,
-        ZoneStatus::Busy => Status::RESOURCE,
+        ZoneStatus::Busy => DISPATCH_AGAIN,
     }
 }
 
@@ -82,6 +84,11 @@ impl DeviceData {
         let done = match info.op {
             Op::Write | Op::ZoneAppend => {
                 let append = info.op == Op::ZoneAppend;
+                // As null_blk's: a write that touches a bad block fails
+                // before its zone's write pointer moves.
+                if self.hits_bad_block(zones, info.sector, info.bytes >> 9, append) {
+                    return Status::IO_ERROR;
+                }
                 let written = match retry(|| zones.write(info.sector, nr, append)) {
                     Ok(w) => w,
                     Err(e) => return status(e),
@@ -113,6 +120,31 @@ impl DeviceData {
             Ok(()) => Status::OK,
             Err(e) => status(e),
         }
+    }
+
+    /// Whether a write of `sectors` at `sector` (an append: at its zone's
+    /// write pointer, as it is now; a racing append to the same zone may
+    /// move it) touches a bad block, which `badblocks_once` then forgets.
+    fn hits_bad_block(&self, zones: &DevZones, sector: u64, sectors: u32, append: bool) -> bool {
+        let Some(bb) = &self.badblocks else {
+            return false;
+        };
+        let at = if append {
+            let zno = zones.geometry().zone_no(sector);
+            match u32::try_from(zno).ok().and_then(|z| zones.report(z)) {
+                Some(z) => z.wp,
+                None => return false,
+            }
+        } else {
+            sector
+        };
+        let Some(bad) = bb.check(at, sectors) else {
+            return false;
+        };
+        if self.config.badblocks_once {
+            bb.forget(bad);
+        }
+        true
     }
 
     /// `zone_readonly` or `zone_offline` (`cond`) for the zone of
