@@ -97,11 +97,11 @@ impl Faults {
     }
 
     /// The configfs groups of the attributes, for the one directory that
-    /// shows them.
+    /// shows them (a second call adds none).
     pub(crate) fn groups(&self, _add: &mut dyn FnMut(&DefaultGroup)) {
         #[cfg(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))]
-        for kind in &self.kinds {
-            _add(kind.group());
+        for group in self.kinds.iter().filter_map(|kind| kind.take_group()) {
+            _add(group);
         }
     }
 }
