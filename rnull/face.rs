@@ -68,8 +68,11 @@ impl fmt::Display for DiskName<'_> {
 /// be named `<DISK_PREFIX>N`, the name of load-time device `N`.
 pub(crate) fn index_named(dir: &CStr) -> Option<u32> {
     let digits = dir.as_bytes().strip_prefix(DISK_PREFIX.as_bytes())?;
-    // `nullb01` is not `nullb1`'s name.
-    if !NAMED_BY_DIR || digits.first() == Some(&b'0') && digits.len() > 1 {
+    // `nullb01` and `nullb+1` are not `nullb1`'s name (`parse` takes both).
+    if !NAMED_BY_DIR
+        || !digits.iter().all(u8::is_ascii_digit)
+        || digits.first() == Some(&b'0') && digits.len() > 1
+    {
         return None;
     }
     core::str::from_utf8(digits).ok()?.parse().ok()

@@ -97,11 +97,11 @@ impl Faults {
     }
 
     /// The configfs groups of the attributes, for the one directory that
-    /// shows them.
-    pub(crate) fn groups(&self, _add: &mut dyn FnMut(&DefaultGroup)) {
+    /// shows them (a second call adds none); they live as long as `self`.
+    pub(crate) fn groups<'a>(&'a self, mut _add: impl FnMut(&'a DefaultGroup)) {
         #[cfg(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))]
-        for kind in &self.kinds {
-            _add(kind.group());
+        for group in self.kinds.iter().filter_map(|kind| kind.take_group()) {
+            _add(group);
         }
     }
 }

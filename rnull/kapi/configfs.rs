@@ -227,6 +227,8 @@ pub(crate) trait GroupOperations: AttributeOperations {
 
     /// The groups `child`'s directory shows inside it (configfs default
     /// groups), each passed to `add` once, when the directory is made.
+    /// Each must be kept alive by `child` itself (a field of it, or behind
+    /// an `Arc` it holds): configfs links it until `child` is released.
     fn default_groups(_child: &Self::Child, _add: &mut dyn FnMut(&DefaultGroup)) {}
 }
 
@@ -237,9 +239,10 @@ pub(crate) trait GroupOperations: AttributeOperations {
 /// # Invariants
 ///
 /// The group was initialised with an item type of its own, whose
-/// reference its owner keeps, and is shown by at most one directory:
-/// the one whose data holds (or keeps alive) its owner, which outlives the
-/// group's links (while linked, it holds a reference to that directory).
+/// reference its owner keeps, and its maker hands it out once, so that it
+/// is shown by at most one directory: the one whose data holds (or keeps
+/// alive) its owner, which outlives the group's links (while linked, it
+/// holds a reference to that directory).
 #[repr(transparent)]
 pub(crate) struct DefaultGroup(Opaque<config_group>);
 
@@ -256,8 +259,9 @@ impl DefaultGroup {
     /// # Safety
     ///
     /// `group` must be an initialised group, live for `'a`, meeting the
-    /// type invariants: given to [`GroupOperations::default_groups`] only
-    /// for the child whose data keeps it alive, and for no other.
+    /// type invariants: no other `DefaultGroup` of it is ever made, and
+    /// this one is given to [`GroupOperations::default_groups`] only for
+    /// the child whose data keeps it alive.
     pub(super) unsafe fn from_raw<'a>(group: *mut config_group) -> &'a Self {
         // SAFETY: `DefaultGroup` is a transparent `Opaque<config_group>`;
         // the caller guarantees the rest.
@@ -511,7 +515,9 @@ unsafe extern "C" fn make_group_callback<T: GroupOperations>(
     // cannot happen during this call.
     let data = unsafe { &(*child).data };
     T::default_groups(data, &mut |g| {
-        // SAFETY: `raw` was just initialised and is not yet published.
+        // SAFETY: `raw` was just initialised and is not yet published;
+        // `g` is on no list (its maker gives it out once) and lives as
+        // long as `data` by `default_groups`' contract.
         unsafe { add_default_group(raw, g) }
     });
     raw

@@ -210,17 +210,22 @@ static RATELIMIT_CLASS: LockClass = LockClass::new();
 /// `inner.attr` is initialised as `FAULT_ATTR_INITIALIZER` makes it (its
 /// ratelimit lock initialised), then given the parameter's values;
 /// `inner.group` by `fault_config_init()`, whose reference this value
-/// owns and puts on drop. configfs links the group only into a directory
-/// that keeps this value alive (see [`DefaultGroup`]), and has unlinked it
-/// by the time it goes.
+/// owns and puts on drop. The group is handed out at most once
+/// (`shown`), so at most one directory links it; that directory keeps
+/// this value alive (see [`DefaultGroup`]) and has unlinked it by the time
+/// it goes.
 #[pin_data(PinnedDrop)]
 pub(crate) struct FaultConfig {
     #[pin]
     inner: Opaque<raw::fault_config>,
+    /// Whether [`Self::take_group`] has given the group out.
+    shown: AtomicBool,
 }
 
-// SAFETY: C reads and changes the attribute concurrently (atomics where it
-// matters, as for null_blk's); Rust only passes its address.
+// SAFETY: C reads and changes the attribute from any context, as for
+// null_blk's (the configfs files and `should_fail()` use atomics for
+// `times` and `space`; `count` is racy in C, by design); Rust only passes
+// its address.
 unsafe impl Send for FaultConfig {}
 // SAFETY: as above.
 unsafe impl Sync for FaultConfig {}
@@ -231,6 +236,7 @@ impl FaultConfig {
     pub(crate) fn new(name: &'static CStr, param: &FaultParam) -> impl PinInit<Self> {
         let values = param.values();
         pin_init!(Self {
+            shown: AtomicBool::new(false),
             inner <- Opaque::ffi_init(move |raw: *mut raw::fault_config| {
                 // `spinlock_t` is a `raw_spinlock_t` without PREEMPT_RT
                 // (which `irq_lock` refuses to build on).
@@ -241,9 +247,12 @@ impl FaultConfig {
                     )
                 };
                 // SAFETY: `raw` is valid for writes and pinned. All-zero,
-                // then `FAULT_ATTR_INITIALIZER`'s fields; the lock is
-                // initialised as `raw_spin_lock_init()` does, through the
-                // spinlock helper (same layout, asserted above).
+                // then `FAULT_ATTR_INITIALIZER`'s fields; the raw lock is
+                // initialised through the `spin_lock_init()` helper (same
+                // layout, asserted above; its lockdep wait type is then a
+                // `spinlock_t`'s, which never matters: the state stays
+                // disabled, interval 0, so `___ratelimit()` returns before
+                // taking the lock, and no `fault_config` file enables it).
                 // `fault_config_init()` copies `name` (a static anyway).
                 unsafe {
                     raw.write(core::mem::zeroed());
@@ -280,16 +289,26 @@ impl FaultConfig {
     pub(crate) fn should_fail(&self) -> bool {
         let raw = self.inner.get();
         // SAFETY: the attribute is initialised (type invariant) and lives
-        // as long as `self`; `should_fail` synchronises with itself.
+        // as long as `self`. `should_fail()` may run concurrently with
+        // itself and the configfs files, from any context (it neither
+        // sleeps nor allocates), as null_blk calls it from `queue_rq`.
         unsafe { raw::should_fail(addr_of_mut!((*raw).attr), 1) }
     }
 
-    /// The configfs group, for the one directory that shows it.
-    pub(crate) fn group(&self) -> &DefaultGroup {
+    /// The configfs group, for the one directory that shows it: the first
+    /// call gives it, later ones `None` (a group is on one directory's
+    /// list of default groups only).
+    pub(crate) fn take_group(&self) -> Option<&DefaultGroup> {
+        // Relaxed: only the swap's atomicity matters; the group's fields
+        // were written before `self` was shared.
+        if self.shown.swap(true, Ordering::Relaxed) {
+            return None;
+        }
         let raw = self.inner.get();
         // SAFETY: the group is initialised (type invariant) and lives as
-        // long as `self`, which the borrow ties the result to.
-        unsafe { DefaultGroup::from_raw(addr_of_mut!((*raw).group)) }
+        // long as `self`, which the borrow ties the result to; the swap
+        // above gives it out once.
+        Some(unsafe { DefaultGroup::from_raw(addr_of_mut!((*raw).group)) })
     }
 }
 

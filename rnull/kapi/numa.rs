@@ -10,22 +10,38 @@ pub(crate) const NO_NODE: i32 = bindings::NUMA_NO_NODE;
 /// `MAX_NUMNODES`: node numbers are below it (1 without `CONFIG_NUMA`).
 pub(crate) const MAX_NODES: u32 = bindings::MAX_NUMNODES;
 
-/// `nr_online_nodes`: the nodes online now. The kernel's macro, which
-/// bindgen does not give, counts the same mask (without `CONFIG_NUMA` the
-/// mask holds node 0 alone, and the macro is 1).
-pub(crate) fn online_nodes() -> u32 {
+/// A copy of the online node mask, `node_states[N_ONLINE]`.
+fn online_mask() -> bindings::nodemask_t {
     // SAFETY: `node_states` is a static array of the kernel's, exported;
     // reading the online mask's words without its writers' lock is what
-    // `num_node_state()` does (a racy count is as good as its).
-    let words = unsafe {
-        core::ptr::addr_of!(bindings::node_states[bindings::node_states_N_ONLINE as usize].bits)
+    // `num_node_state()` and `node_online()` do (a racy answer is as good
+    // as theirs).
+    unsafe {
+        core::ptr::addr_of!(bindings::node_states[bindings::node_states_N_ONLINE as usize])
             .read_volatile()
-    };
-    words.iter().map(|w| w.count_ones()).sum()
+    }
 }
 
-/// Whether `node` may be a tag set's home node: `NUMA_NO_NODE` or an
-/// online node.
+/// `num_online_nodes()`: the nodes online now (the same count as
+/// `nr_online_nodes`, an exported variable with `CONFIG_NUMA` and the
+/// constant 1 without, where the mask holds node 0 alone).
+pub(crate) fn online_nodes() -> u32 {
+    online_mask().bits.iter().map(|w| w.count_ones()).sum()
+}
+
+/// `node_online(node)`, for any `node` (false outside `0..MAX_NUMNODES`).
+fn is_online(node: i32) -> bool {
+    let Ok(n) = usize::try_from(node) else {
+        return false;
+    };
+    let bits = core::ffi::c_ulong::BITS as usize;
+    n < MAX_NODES as usize && online_mask().bits[n / bits] & (1 << (n % bits)) != 0
+}
+
+/// Whether `node` may be a tag set's home node: `NUMA_NO_NODE`, or a node
+/// below the online count (null_blk's test) that is online (so that the
+/// allocations made on it are never given a node the kernel has no data
+/// for).
 pub(crate) fn is_home_node(node: i32) -> bool {
-    node == NO_NODE || u32::try_from(node).is_ok_and(|n| n < online_nodes())
+    node == NO_NODE || u32::try_from(node).is_ok_and(|n| n < online_nodes()) && is_online(node)
 }

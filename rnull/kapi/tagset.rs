@@ -48,7 +48,8 @@ pub(crate) struct TagSetConfig {
     /// One tag bitmap for all hardware queues (`BLK_MQ_F_TAG_HCTX_SHARED`).
     pub(crate) shared_tag_bitmap: bool,
     /// NUMA node of the set's allocations and its disks' queues
-    /// (`NUMA_NO_NODE`, [`super::numa::NO_NODE`]: none).
+    /// (`NUMA_NO_NODE`, [`super::numa::NO_NODE`]: none); a node that is
+    /// not online fails the set with `EINVAL` (blk-mq would allocate on it).
     pub(crate) numa_node: i32,
 }
 
@@ -192,6 +193,11 @@ impl<T: Operations> TagSet<T> {
             inner <- PinInit::<_, Error>::pin_chain(Opaque::uninit(), move |inner| {
                 let cmd_size = cmd_size.map_err(|_| EINVAL)?;
                 let nr_hw_queues = nr_hw_queues.ok_or(EINVAL)?;
+                // `kzalloc_node()` and `alloc_pages_node()` index per-node
+                // data by it: a node out of range is out of bounds.
+                if !super::numa::is_home_node(numa_node) {
+                    return Err(EINVAL);
+                }
                 // blk-mq maps polled I/O only through the driver's
                 // `map_queues`, and only `poll` completes it.
                 if polled && !(T::HAS_MAP_QUEUES && T::HAS_POLL) {
