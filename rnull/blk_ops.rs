@@ -308,7 +308,10 @@ impl Operations for RNullOps {
         // takes the request back before anything else.
         let mut lose = false;
         if dev.faults.may_fail() {
-            lose = dev.faults.timeout();
+            // A polled request is not lost: the poller ends it, as
+            // null_blk ignores the fault on its poll queues. The draw
+            // still counts.
+            lose = dev.faults.timeout() && !ctx.polled();
             if dev.faults.requeue() {
                 return inject_requeue(&dev, hw, rq);
             }

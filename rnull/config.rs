@@ -159,7 +159,10 @@ pub(crate) fn model_poll_queues(poll_queues: u32, who: Who<'_>) -> u32 {
 pub(crate) fn queue_mode(mode: u32, who: Who<'_>) -> Result<u32> {
     match mode {
         1 => {
-            pr_err!("{who}queue_mode=1: legacy IO path is no longer available; must be 0 or 2 in 0..=2 ({})\n", Errno(EINVAL));
+            pr_err!(
+                "{who}queue_mode=1: legacy IO path is no longer available; must be 0 or 2 ({})\n",
+                Errno(EINVAL)
+            );
             Err(EINVAL)
         }
         0 => {

@@ -126,7 +126,7 @@ impl GroupOperations for Devices {
     }
 
     /// The fault injection groups, where the kernel has them.
-    fn default_groups(child: &DeviceDir, add: &mut dyn FnMut(&DefaultGroup)) {
+    fn default_groups<'a>(child: &'a DeviceDir, add: &mut dyn FnMut(&'a DefaultGroup)) {
         child.faults.groups(add);
     }
 }

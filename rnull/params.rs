@@ -203,7 +203,9 @@ module_param!(INJECT_TIMEOUT_PERCENT: IntParam = IntParam::new(0, IntRange::new(
 module_param!(INJECT_REQUEUE_PERCENT: IntParam = IntParam::new(0, IntRange::new(0, 100)),
     "inject_requeue_percent", 0o444, "int",
     "fault injection: percent of requests requeued once (`blk_mq_requeue_request`)");
-module_param!(RQ_TIMEOUT_MS: IntParam = IntParam::new(30_000, IntRange::new(100, 600_000)),
+// null_blk's 5 s in its face, for blktests' timeout tests; rnull's own
+// leaves a loaded TCG guest room.
+module_param!(RQ_TIMEOUT_MS: IntParam = IntParam::new(if cfg!(null_blk_face) { 5_000 } else { 30_000 }, IntRange::new(100, 600_000)),
     "rq_timeout_ms", 0o444, "int", "blk-mq request timeout in ms");
 
 // Zoned mode: null_blk's names, units and defaults (`zoned.c`'s rules

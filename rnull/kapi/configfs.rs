@@ -229,7 +229,7 @@ pub(crate) trait GroupOperations: AttributeOperations {
     /// groups), each passed to `add` once, when the directory is made.
     /// Each must be kept alive by `child` itself (a field of it, or behind
     /// an `Arc` it holds): configfs links it until `child` is released.
-    fn default_groups(_child: &Self::Child, _add: &mut dyn FnMut(&DefaultGroup)) {}
+    fn default_groups<'a>(_child: &'a Self::Child, _add: &mut dyn FnMut(&'a DefaultGroup)) {}
 }
 
 /// A configfs group another part of the kernel set up (such as
