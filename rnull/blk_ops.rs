@@ -218,8 +218,8 @@ fn short_of_memory(dev: &DeviceData, rq: Request<RNullOps>) -> Option<Request<RN
             .is_ok()
     {
         pr_err!(
-            "rnullb{}: request failed with {} after {} retries short of memory\n",
-            dev.index,
+            "{}: request failed with {} after {} retries short of memory\n",
+            &*dev.name,
             Errno(ENOMEM),
             n - 1
         );

@@ -107,13 +107,13 @@ pub(crate) fn disk_params(capacity_sectors: u64, who: Who<'_>) -> Result<DiskPar
 }
 
 /// Whose setting a log line is about: a configfs directory's
-/// (`rnull/<dir>: `) or, for `None`, the module parameter's (nothing).
+/// (`<subsystem>/<dir>: `) or, for `None`, the module parameter's (nothing).
 pub(crate) struct Who<'a>(pub(crate) Option<&'a CStr>);
 
 impl core::fmt::Display for Who<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self.0 {
-            Some(dir) => write!(f, "rnull/{dir}: "),
+            Some(dir) => write!(f, "{}/{dir}: ", crate::face::CONFIGFS),
             None => Ok(()),
         }
     }

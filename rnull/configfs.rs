@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/sys/kernel/config/rnull/`: devices made and configured through
+//! `/sys/kernel/config/<subsystem>/` (`rnull`, or `nullb` for the null_blk
+//! face, see [`face`](crate::face)): devices made and configured through
 //! configfs, with null_blk's attribute names and units.
 //!
-//! `mkdir /sys/kernel/config/rnull/<name>` makes a directory whose
+//! `mkdir /sys/kernel/config/<subsystem>/<name>` makes a directory whose
 //! attributes start from the module parameters; `power=1` creates the disk
-//! `rnullb<index>` from them (the same way the load-time devices are made,
-//! [`Registry::create`]), `power=0` removes it, and `rmdir` removes it too.
+//! (named as [`DiskName`](crate::face::DiskName) says) from them (the same
+//! way the load-time devices are made, [`Registry::create`]), `power=0`
+//! removes it, and `rmdir` removes it too.
 //! While the disk exists its settings are fixed: writes fail with `EBUSY`
 //! (null_blk's rule), except, as in null_blk, `submit_queues` and
 //! `poll_queues`, which change the running device's hardware queues
@@ -55,7 +57,7 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// The data of `/sys/kernel/config/rnull/` itself.
+/// The data of the configfs subsystem's directory itself.
 pub(crate) struct Devices {
     registry: Arc<Registry>,
 }
@@ -338,12 +340,18 @@ const ATTRS: [FileSpec; TABLE.len()] = {
     files
 };
 
-/// `configfs rnull/<dir>/<attribute>`, in log lines.
+/// `configfs <subsystem>/<dir>/<attribute>`, in log lines.
 struct AttrName<'a>(&'a CStr, &'a CStr);
 
 impl core::fmt::Display for AttrName<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "configfs rnull/{}/{}", self.0, self.1)
+        write!(
+            f,
+            "configfs {}/{}/{}",
+            crate::face::CONFIGFS,
+            self.0,
+            self.1
+        )
     }
 }
 
@@ -419,7 +427,8 @@ impl Settings {
         let cpus = possible_cpus();
         if self.submit_queues > cpus {
             pr_warn!(
-                "rnull/{dir}: submit_queues={} is more than the {cpus} possible CPUs, using {cpus}\n",
+                "{}/{dir}: submit_queues={} is more than the {cpus} possible CPUs, using {cpus}\n",
+                crate::face::CONFIGFS,
                 self.submit_queues
             );
             self.submit_queues = cpus;
@@ -429,7 +438,8 @@ impl Settings {
         let model = if self.rotational_model {
             if self.submit_queues != 1 {
                 pr_warn!(
-                    "rnull/{dir}: rotational_model has one actuator: using submit_queues=1, not {}\n",
+                    "{}/{dir}: rotational_model has one actuator: using submit_queues=1, not {}\n",
+                    crate::face::CONFIGFS,
                     self.submit_queues
                 );
                 self.submit_queues = 1;
@@ -488,9 +498,19 @@ impl DeviceDir {
         };
         let device = self
             .registry
-            .create(settings.index, &config, settings.host_tags, backing)
+            .create(
+                settings.index,
+                Some(&self.name),
+                &config,
+                settings.host_tags,
+                backing,
+            )
             .map_err(|e| {
-                pr_err!("rnull/{}: power on failed: {e}\n", &*self.name);
+                pr_err!(
+                    "{}/{}: power on failed: {e}\n",
+                    crate::face::CONFIGFS,
+                    &*self.name
+                );
                 e.errno()
             })?;
         // The clamped values, as null_blk shows them.

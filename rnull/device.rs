@@ -6,11 +6,12 @@
 //!
 //! Load-time devices (`nr_devices`) and configfs devices are made the same
 //! way, by [`Registry::create`], and share one index space
-//! (`0..MAX_DEVICES`), so no two devices share a name (`rnullb<index>`).
+//! (`0..MAX_DEVICES`), so no two devices share a name ([`face::DiskName`]).
 
 use crate::{
     config::Config,
     device_data::{Backing, DeviceData, RNullOps},
+    face,
     host_budget::{Host, HostMember},
     kapi::{
         disk::{Disk, DiskBuilder},
@@ -22,6 +23,7 @@ use crate::{
 use kernel::{
     new_mutex,
     prelude::*,
+    str::CStr,
     sync::{Arc, Mutex},
 };
 
@@ -63,6 +65,9 @@ fn tagset_config(config: &Config) -> TagSetConfig {
 pub(crate) enum CreateError {
     /// The index asked for is another device's.
     IndexTaken(u32),
+    /// The configfs directory's name is that of load-time device `N`'s
+    /// disk (null_blk face).
+    NameTaken(u32),
     /// Every index is taken.
     NoFreeIndex,
     /// `shared_tags=1` with a queue shape other than the module-wide tag
@@ -82,7 +87,7 @@ impl CreateError {
     /// The errno the caller returns.
     pub(crate) fn errno(&self) -> Error {
         match self {
-            Self::IndexTaken(_) => EEXIST,
+            Self::IndexTaken(_) | Self::NameTaken(_) => EEXIST,
             Self::NoFreeIndex => ENOSPC,
             Self::SharedShape(..) => EINVAL,
             Self::Failed(e) => *e,
@@ -90,11 +95,12 @@ impl CreateError {
     }
 }
 
-/// The cause, then the errno: `index 5 is taken: rnullb5 exists (-EEXIST)`.
+/// The cause, then the errno: `index 5 is taken: <disk> exists (-EEXIST)`.
 impl core::fmt::Display for CreateError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::IndexTaken(i) => write!(f, "index {i} is taken: rnullb{i} exists ")?,
+            Self::IndexTaken(i) => write!(f, "index {i} is taken: {} exists ", load_time_name(*i))?,
+            Self::NameTaken(i) => write!(f, "{} is a load-time disk ", load_time_name(*i))?,
             Self::NoFreeIndex => write!(f, "no free index: {MAX_DEVICES} devices exist ")?,
             Self::SharedShape(wanted, shared) => write!(
                 f,
@@ -105,6 +111,12 @@ impl core::fmt::Display for CreateError {
         }
         write!(f, "({})", Errno(self.errno()))
     }
+}
+
+/// The disk name of load-time device `index` (the name index `index` has
+/// outside configfs).
+fn load_time_name(index: u32) -> face::DiskName<'static> {
+    face::DiskName { index, dir: None }
 }
 
 /// What a device's tag set must share with the module-wide one to use it.
@@ -161,16 +173,16 @@ impl Registry {
         )
     }
 
-    /// Creates the load-time devices `rnullb0..nr_devices-1`, all in the
+    /// Creates the load-time devices `0..nr_devices-1`, all in the
     /// host budget if there is one.
     pub(crate) fn create_all(self: &Arc<Self>) -> Result<KVec<Device>> {
         let n = self.config.nr_devices;
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
             let device = self
-                .create(Some(index), &self.config, true, Backing::default())
+                .create(Some(index), None, &self.config, true, Backing::default())
                 .map_err(|e| {
-                    pr_err!("rnullb{index}: {e}\n");
+                    pr_err!("{}: {e}\n", load_time_name(index));
                     e.errno()
                 })?;
             devices.push(device, GFP_KERNEL)?;
@@ -179,16 +191,23 @@ impl Registry {
     }
 
     /// Creates and registers a device configured as `config`, named
-    /// `rnullb<index>` (`index`, or the lowest free one), in the host
-    /// budget if `host_tags` and there is one, on `backing`'s bad blocks and
-    /// data.
+    /// after `index` (or the lowest free one) and the configfs directory
+    /// `dir` if any ([`face::DiskName`]), in the host budget if `host_tags`
+    /// and there is one, on `backing`'s bad blocks and data.
     pub(crate) fn create(
         self: &Arc<Self>,
         index: Option<u32>,
+        dir: Option<&CStr>,
         config: &Config,
         host_tags: bool,
         backing: Backing,
     ) -> Result<Device, CreateError> {
+        // A load-time device has the name (null_blk refuses it as well).
+        if let Some(i) = dir.and_then(face::index_named) {
+            if i < self.config.nr_devices {
+                return Err(CreateError::NameTaken(i));
+            }
+        }
         let slot = self.take_index(index)?;
         let tagset = if config.shared_tags {
             self.shared_tagset(config)?
@@ -196,7 +215,11 @@ impl Registry {
             Arc::pin_init(TagSet::new(&tagset_config(config)), GFP_KERNEL)?
         };
         let host = if host_tags { self.host.clone() } else { None };
-        let (disk, data) = build_disk(slot.index, config, tagset, host, backing)?;
+        let name = face::DiskName {
+            index: slot.index,
+            dir,
+        };
+        let (disk, data) = build_disk(&name, slot.index, config, tagset, host, backing)?;
         Ok(Device {
             index: slot.index,
             disk,
@@ -270,7 +293,7 @@ pub(crate) struct Device {
 }
 
 impl Device {
-    /// The `N` of `rnullbN`.
+    /// The device's index (its disk is named after it, see [`face::DiskName`]).
     pub(crate) fn index(&self) -> u32 {
         self.index
     }
@@ -293,8 +316,9 @@ impl Device {
     }
 }
 
-/// Creates and registers `rnullb<index>` on `tagset`.
+/// Creates and registers the disk `name` of device `index` on `tagset`.
 fn build_disk(
+    name: &face::DiskName<'_>,
     index: u32,
     config: &Config,
     tagset: Arc<TagSet<RNullOps>>,
@@ -305,7 +329,7 @@ fn build_disk(
         Some(host) => Some(HostMember::new(host.clone(), index)?),
         None => None,
     };
-    let data = DeviceData::new(index, config, link, backing)?;
+    let data = DeviceData::new(index, name, config, link, backing)?;
     let mut builder = DiskBuilder::new()
         .capacity_sectors(config.capacity_sectors())
         .block_size(config.block_size)?
@@ -318,6 +342,6 @@ fn build_disk(
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);
     }
-    let disk = builder.build(format_args!("rnullb{index}"), tagset, data.clone())?;
+    let disk = builder.build(format_args!("{name}"), tagset, data.clone())?;
     Ok((disk, data))
 }

@@ -7,6 +7,7 @@
 
 use crate::{
     config::Config,
+    face::DiskName,
     host_budget::{HostMember, HostTag},
     kapi::cpu::possible_cpus,
     kapi::{
@@ -26,7 +27,7 @@ use core::{
     pin::Pin,
     sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::{fmt, prelude::*, str::CString, sync::Arc};
 
 /// The blk-mq callbacks of every rnull device: `QueueData` is
 /// [`DeviceData`], `HwData` [`HwQueue`], `RequestData` [`Command`]. The
@@ -35,8 +36,10 @@ pub(crate) struct RNullOps;
 
 /// State of one device shared by its queues, requests and sysfs files.
 pub(crate) struct DeviceData {
-    /// The `N` of `rnullbN`.
+    /// The device's index.
     pub(crate) index: u32,
+    /// The disk's name ([`DiskName`]), for log lines.
+    pub(crate) name: CString,
     /// The load's configuration.
     pub(crate) config: Config,
     /// Written data, when memory backed (a configfs device's outlives it,
@@ -93,6 +96,7 @@ impl DeviceData {
     #[inline(never)]
     pub(crate) fn new(
         index: u32,
+        name: &DiskName<'_>,
         config: &Config,
         host: Option<HostMember>,
         backing: Backing,
@@ -130,6 +134,7 @@ impl DeviceData {
         Ok(Arc::new(
             DeviceData {
                 index,
+                name: CString::try_from_fmt(fmt!("{name}"))?,
                 config: *config,
                 store,
                 cache,

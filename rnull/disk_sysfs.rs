@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A disk's sysfs files: `/sys/block/rnullbN/rnull/` (the device's
+//! A disk's sysfs files: `/sys/block/<disk>/rnull/` (the device's
 //! effective configuration, its counters, with a host budget its share of
-//! it, and with the rotational model its drive's counters) and `/sys/block/rnullbN/mq/<n>/time_slice_us`. kapi registers
+//! it, and with the rotational model its drive's counters) and `/sys/block/<disk>/mq/<n>/time_slice_us`. kapi registers
 //! them ([`DiskFiles`]); this file says what they hold.
 
 use crate::{
     device_data::{DeviceData, RNullOps},
+    face,
     kapi::{
         disk_files::{DiskFiles, FileSpec},
         fmt::BufWriter,
@@ -164,7 +165,7 @@ impl Field {
 const HCTX_FILES: [FileSpec; 1] = [FileSpec::new(c_str!("time_slice_us"), 0o644)];
 
 impl DiskFiles for RNullOps {
-    const GROUP: &'static CStr = c_str!("rnull");
+    const GROUP: &'static CStr = face::SYSFS_GROUP;
     const FILES: &'static [FileSpec] = &FILES;
     const HCTX_FILES: &'static [FileSpec] = &HCTX_FILES;
 
@@ -183,7 +184,7 @@ impl DiskFiles for RNullOps {
         match TABLE.get(id).map(|(_, f)| f) {
             Some(Field::CompletionNsec) => {
                 let v = params::COMPLETION_NSEC.range().parse_u64(
-                    &format_args!("rnullb{}/rnull/completion_nsec", dev.index),
+                    &format_args!("{}/{}/completion_nsec", &*dev.name, face::SYSFS_GROUP),
                     log,
                     input,
                 )?;
@@ -193,7 +194,7 @@ impl DiskFiles for RNullOps {
             }
             Some(Field::Mbps) => {
                 let v = params::MBPS.range().parse_u64(
-                    &format_args!("rnullb{}/rnull/mbps", dev.index),
+                    &format_args!("{}/{}/mbps", &*dev.name, face::SYSFS_GROUP),
                     log,
                     input,
                 )?;
@@ -224,7 +225,7 @@ impl DiskFiles for RNullOps {
     ) -> Result {
         // The parameter sets every queue's initial slice; the range is its.
         let us = params::TIME_SLICE_US.range().parse_u64(
-            &format_args!("rnullb{}/mq/{}/time_slice_us", dev.index, hctx),
+            &format_args!("{}/mq/{}/time_slice_us", &*dev.name, hctx),
             log,
             input,
         )?;

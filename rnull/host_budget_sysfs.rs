@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/sys/module/rnull/host/`: tuning and counters of the host tag budget.
+//! `/sys/module/<module>/host/`: tuning and counters of the host tag budget.
 //!
 //! | file | mode | meaning |
 //! |---|---|---|
@@ -204,7 +204,7 @@ pub(crate) struct HostAttrs {
 }
 
 impl HostAttrs {
-    /// Creates `/sys/module/rnull/host/*`.
+    /// Creates `/sys/module/<module>/host/*`.
     pub(crate) fn new(host: &Arc<Host>) -> Result<Self> {
         let mut dir = Dir::new(&module_kobject(), c_str!("host"))?;
         for (name, field, mode) in FIELDS {

@@ -39,7 +39,7 @@ pub(crate) const SIZE_MIB: IntRange = IntRange::new(1, MAX_GB * 1024);
 
 module_param!(NR_DEVICES: IntParam = IntParam::new(1, IntRange::new(0, MAX_DEVICES as i64)),
     "nr_devices", 0o444, "int",
-    "devices `rnullb0..N-1` made at load time; more through configfs (`/sys/kernel/config/rnull/`)");
+    "devices numbered `0..N-1` made at load time; more through configfs");
 module_param!(SUBMIT_QUEUES: IntParam = IntParam::new(1, IntRange::new(1, 256)),
     "submit_queues", 0o444, "int",
     "hardware queues per device, blk-mq's default CPU mapping; clamped to the possible CPUs");

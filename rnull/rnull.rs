@@ -6,15 +6,18 @@
 //! The driver logic is safe Rust; everything that touches C lives in
 //! [`kapi`]. One job per module:
 //!
+//! * [`face`]: the names the module is known by, rnull's own or C
+//!   null_blk's (`null_blk.ko`, the same crate built with
+//!   `--cfg null_blk_face`); the paths below are rnull's;
 //! * [`config`], [`params`]: the module parameters and what a load reads
 //!   from them;
 //! * [`host_budget`]: the host-wide tag budget (rtags' `HostTags`) and its
-//!   periodic tick; [`host_budget_sysfs`]: `/sys/module/rnull/host/`;
+//!   periodic tick; [`host_budget_sysfs`]: `/sys/module/<module>/host/`;
 //! * [`device`]: creating, registering and tearing down the devices, the
-//!   registry of their indexes; [`configfs`]: `/sys/kernel/config/rnull/`,
+//!   registry of their indexes; [`configfs`]: `/sys/kernel/config/<subsystem>/`,
 //!   devices made at run time; [`device_data`]: per device, per hardware queue and per request
 //!   state; [`blk_ops`]: the blk-mq callbacks; [`disk_sysfs`]:
-//!   `/sys/block/rnullbN/rnull/` and `mq/<n>/time_slice_us`;
+//!   `/sys/block/<disk>/rnull/` and `mq/<n>/time_slice_us`;
 //! * [`spindle`]: the rotational model's dispatcher, driving rdisk's disk
 //!   model;
 //! * [`rtags`]: the tag library (tag allocator, policies, bandwidth link);
@@ -29,6 +32,7 @@ mod configfs;
 mod device;
 mod device_data;
 mod disk_sysfs;
+mod face;
 mod host_budget;
 mod host_budget_sysfs;
 mod kapi;
@@ -38,9 +42,8 @@ pub mod rtags;
 mod spindle;
 mod throttle;
 
-module! {
+face::module! {
     type: RNull,
-    name: "rnull",
     author: "rnull developers",
     description: "Null block device with shared-tag fairness and time slices",
     license: "GPL v2",
@@ -75,10 +78,15 @@ impl kernel::Module for RNull {
         };
         // Last: a directory made from here on pins the module, which must
         // then load (see `kapi::configfs`).
-        let configfs = kapi::configfs::Subsystem::new(
-            kernel::c_str!("rnull"),
-            configfs::Devices::new(registry),
-        )?;
+        let configfs =
+            kapi::configfs::Subsystem::new(face::CONFIGFS, configfs::Devices::new(registry))
+                .inspect_err(|e| {
+                    pr_err!(
+                        "configfs subsystem {} not registered: {}\n",
+                        face::CONFIGFS,
+                        kapi::fmt::Errno(*e)
+                    )
+                })?;
         pr_info!(
             "{} device(s), {} queue(s) of depth {}, irqmode {:?}, memory_backed {}, host tags {} ({:?})\n",
             config.nr_devices,

@@ -100,6 +100,7 @@ cp "$modules/null_blk.ko" "$root/lib/modules/rnull-face/"
 # The base archive's copies (built against the base kernel) are replaced
 # by this kernel's, for the scripts that insmod them by path.
 cp "$modules/rnull.ko" "$root/lib/modules/rnull/"
+cp "$modules/null_blk.ko" "$root/lib/modules/rnull/null_blk-rnull.ko"
 cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 /usr/sbin/depmod -b "$root" "$release"
 mkdir -p "$root/boot"

@@ -31,6 +31,7 @@ for lib in $(ldd /usr/bin/fio | grep -o '/[^ ]*'); do
 done
 
 cp "$modules/rnull.ko" "$root/lib/modules/rnull/"
+cp "$modules/null_blk.ko" "$root/lib/modules/rnull/null_blk-rnull.ko"
 cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 cp "$kdir/drivers/block/rnull_mod.ko" "$root/lib/modules/rnull/"
 # The I/O schedulers built as modules (kyber is built in), for the slice

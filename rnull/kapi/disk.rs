@@ -372,7 +372,7 @@ impl<T: DiskFiles> Disk<T> {
         updated
     }
 
-    /// The disk's name (`rnullb0`).
+    /// The disk's name, as the driver gave it.
     fn name(&self) -> &str {
         // SAFETY: the disk is registered (type invariant): its name is
         // fixed, NUL-terminated within the array, and lives with `self`.
@@ -380,7 +380,7 @@ impl<T: DiskFiles> Disk<T> {
         // SAFETY: `c_char` and `u8` have the same size and alignment.
         let bytes = unsafe { core::slice::from_raw_parts(name.as_ptr().cast::<u8>(), name.len()) };
         let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        core::str::from_utf8(&bytes[..len]).unwrap_or("rnull")
+        core::str::from_utf8(&bytes[..len]).unwrap_or("?")
     }
 
     /// Adds `T::HCTX_FILES` to every hardware queue directory

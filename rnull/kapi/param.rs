@@ -5,7 +5,7 @@
 //! 6.12's `module!` macro has no parameters, so each parameter is a
 //! `struct kernel_param` placed in the `__param` section by [`module_param!`],
 //! exactly where the C `module_param()` macro puts it. The load path
-//! (`parse_args()`) and `/sys/module/rnull/parameters/` then find it like any
+//! (`parse_args()`) and `/sys/module/<module>/parameters/` then find it like any
 //! C parameter. The `set` callback validates the value and reports a bad one
 //! by name and range; the kernel turns its `-EINVAL` into a failed load.
 

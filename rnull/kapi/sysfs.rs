@@ -5,7 +5,7 @@
 //! Attributes are `bin_attribute`s because those carry a `private` pointer
 //! and their own read and write callbacks: that lets rnull add writable
 //! files to kobjects whose type it does not own, such as blk-mq's hardware
-//! context directories (`/sys/block/rnullbN/mq/<n>/`), whose `kobj_type`
+//! context directories (`/sys/block/<disk>/mq/<n>/`), whose `kobj_type`
 //! has no store hook for foreign attributes.
 
 use super::fmt::BufWriter;
@@ -40,7 +40,7 @@ impl KobjRef<'_> {
     }
 }
 
-/// The module's own kobject, `/sys/module/rnull`.
+/// The module's own kobject, `/sys/module/<module>`.
 pub(crate) fn module_kobject() -> KobjRef<'static> {
     // SAFETY: `__this_module` is live while the module is loaded, and code
     // of this module only runs while it is loaded.

@@ -1,0 +1,1 @@
+rnull.rs
