@@ -259,11 +259,21 @@ impl Operations for RNullOps {
             .index
             .wrapping_mul(queue.config.submit_queues)
             .wrapping_add(index);
-        HwQueue {
+        // null_blk's `init_hctx` fault: the queue's setup fails.
+        let fail = queue.faults.init_hctx();
+        let hw = HwQueue {
             hint: AtomicU32::new(initial_hint(slot)),
             host: queue.host.clone(),
             polled: PollList::new(),
-        }
+            requeues: AtomicU32::new(0),
+        };
+        PinInit::<HwQueue, kernel::error::Error>::pin_chain(hw, move |_| {
+            if fail {
+                Err(EFAULT)
+            } else {
+                Ok(())
+            }
+        })
     }
 
     fn queue_rq(
@@ -273,6 +283,15 @@ impl Operations for RNullOps {
         rq: Pending<'_, Self>,
         _last: bool,
     ) -> Result<Started, Refused> {
+        // null_blk's order: the timeout is drawn first, a requeue then
+        // takes the request back before anything else.
+        let mut lose = false;
+        if dev.faults.may_fail() {
+            lose = dev.faults.timeout();
+            if dev.faults.requeue() {
+                return inject_requeue(&dev, hw, rq);
+            }
+        }
         // Throttle before starting: a started request counts against the
         // request timeout, a refused one does not (blk-mq retries it after
         // its 3 ms delay, as null_blk's `mbps` stops its queues).
@@ -305,6 +324,12 @@ impl Operations for RNullOps {
             // One test for fault injection, data, bad blocks and the model.
             without_data(info.op)
         } else {
+            if lose {
+                // Relaxed: a statistic.
+                dev.injected_timeouts.fetch_add(1, Ordering::Relaxed);
+                rq.lose();
+                return Ok(started);
+            }
             if dev.config.injects_faults() {
                 match inject_fault(&dev, rq) {
                     Some(kept) => rq = kept,
@@ -501,6 +526,25 @@ impl Operations for RNullOps {
     fn reclaim(dev: ArcBorrow<'_, DeviceData>, rq: &Expired<'_>) -> Option<Request<Self>> {
         Spindle::reclaim(dev.spindle.as_ref()?, rq)
     }
+}
+
+/// null_blk's `requeue` fault: by turns, refuses `rq` busy (blk-mq's own
+/// requeue, `BLK_STS_RESOURCE`) and starts and requeues it (the driver's,
+/// `blk_mq_requeue_request`), as null_blk's `queue_rq`.
+#[cold]
+fn inject_requeue(
+    dev: &DeviceData,
+    hw: &HwQueue,
+    rq: Pending<'_, RNullOps>,
+) -> Result<Started, Refused> {
+    // Relaxed: the parity of a per-queue count; statistics.
+    dev.injected_requeues.fetch_add(1, Ordering::Relaxed);
+    if hw.requeues.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+        return Err(rq.refuse(Status::RESOURCE));
+    }
+    let (rq, started) = start_holding(rq, None);
+    rq.requeue();
+    Ok(started)
 }
 
 /// Fault injection: requeues or drops `rq` if the dice say so; gives it

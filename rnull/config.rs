@@ -3,7 +3,7 @@
 //! The configuration of one load, read once from the module parameters.
 
 use crate::{
-    kapi::{fmt::Errno, param::IntParam},
+    kapi::{fmt::Errno, numa, param::IntParam},
     params,
     rdisk::{disk::DiskParams, slice::SliceStart},
     rtags::policy::Policy,
@@ -67,6 +67,14 @@ pub(crate) struct Config {
     pub(crate) inject_timeout_percent: u32,
     pub(crate) inject_requeue_percent: u32,
     pub(crate) rq_timeout_ms: u32,
+    /// NUMA node of the tag set (`numa::NO_NODE`: none).
+    pub(crate) home_node: i32,
+    /// One hardware queue per online node (`submit_queues` is their count).
+    pub(crate) use_per_node_hctx: bool,
+    /// `virt_boundary_mask` of a page (`PAGE_SIZE - 1`).
+    pub(crate) virt_boundary: bool,
+    /// One tag bitmap for all hardware queues (`BLK_MQ_F_TAG_HCTX_SHARED`).
+    pub(crate) shared_tag_bitmap: bool,
 }
 
 /// Converts a parameter already range-checked at set time.
@@ -142,6 +150,33 @@ pub(crate) fn model_poll_queues(poll_queues: u32, who: Who<'_>) -> u32 {
     0
 }
 
+/// `queue_mode`, as null_blk takes it: blk-mq is the only interface left,
+/// bio (0) is mapped to it with null_blk's message, the legacy request path
+/// (1) is refused with `EINVAL`.
+pub(crate) fn queue_mode(mode: u32, who: Who<'_>) -> Result<u32> {
+    match mode {
+        1 => {
+            pr_err!("{who}queue_mode=1: legacy IO path is no longer available; must be 0 or 2 in 0..=2 ({})\n", Errno(EINVAL));
+            Err(EINVAL)
+        }
+        0 => {
+            pr_err!("{who}queue_mode=0: BIO-based IO path is no longer available, using blk-mq instead.\n");
+            Ok(params::QUEUE_MODE_MQ)
+        }
+        m => Ok(m),
+    }
+}
+
+/// `submit_queues` with `use_per_node_hctx`: one per online node, with a
+/// warning if that changes it (null_blk's).
+pub(crate) fn per_node_queues(submit_queues: u32, who: Who<'_>) -> u32 {
+    let nodes = numa::online_nodes().max(1);
+    if submit_queues != nodes {
+        pr_warn!("{who}use_per_node_hctx: submit_queues param is set to {nodes}.\n");
+    }
+    nodes
+}
+
 impl Config {
     /// Whether fault injection is on (kept off the request path otherwise).
     pub(crate) fn injects_faults(&self) -> bool {
@@ -158,8 +193,21 @@ impl Config {
             _ => IrqMode::Timer,
         };
         let cpus = crate::kapi::cpu::possible_cpus();
+        queue_mode(param_u32(params::QUEUE_MODE.get())?, Who(None))?;
+        let mut home_node = i32::try_from(params::HOME_NODE.get()).map_err(|_| EINVAL)?;
+        if !numa::is_home_node(home_node) {
+            pr_err!(
+                "invalid home_node value {home_node}: node offline ({} online), using {}\n",
+                numa::online_nodes(),
+                numa::NO_NODE
+            );
+            home_node = numa::NO_NODE;
+        }
+        let use_per_node_hctx = params::USE_PER_NODE_HCTX.get() != 0;
         let mut submit_queues = param_u32(params::SUBMIT_QUEUES.get())?;
-        if submit_queues > cpus {
+        if use_per_node_hctx {
+            submit_queues = per_node_queues(submit_queues, Who(None));
+        } else if submit_queues > cpus {
             pr_warn!("submit_queues={submit_queues} is more than the {cpus} possible CPUs, using {cpus}\n");
             submit_queues = cpus;
         }
@@ -205,9 +253,9 @@ impl Config {
             shared_tags: params::SHARED_TAGS.get() != 0,
             blocking: params::BLOCKING.get() != 0,
             rotational: params::ROTATIONAL.get() != 0 || model.is_some(),
-            discard: memory_backed,
-            fua: true,
-            no_sched: false,
+            discard: params::DISCARD.get() != 0,
+            fua: params::FUA.get() != 0,
+            no_sched: params::NO_SCHED.get() != 0,
             badblocks_once: false,
             badblocks_partial_io: false,
             max_sectors: param_u32(params::MAX_SECTORS.get())?,
@@ -229,6 +277,10 @@ impl Config {
             inject_timeout_percent: param_u32(params::INJECT_TIMEOUT_PERCENT.get())?,
             inject_requeue_percent: param_u32(params::INJECT_REQUEUE_PERCENT.get())?,
             rq_timeout_ms: param_u32(params::RQ_TIMEOUT_MS.get())?,
+            home_node,
+            use_per_node_hctx,
+            virt_boundary: params::VIRT_BOUNDARY.get() != 0,
+            shared_tag_bitmap: params::SHARED_TAG_BITMAP.get() != 0,
         })
     }
 

@@ -31,15 +31,20 @@
 //! that touch a bad range.
 
 use crate::{
-    config::{clamp_poll_queues, disk_params, model_poll_queues, Config, IrqMode, Who},
+    config::{
+        clamp_poll_queues, disk_params, model_poll_queues, per_node_queues, queue_mode, Config,
+        IrqMode, Who,
+    },
     device::{Device, Registry},
     device_data::Backing,
+    faults::Faults,
     kapi::{
         badblocks::{BadBlocks, MAX_RANGES},
-        configfs::{AttributeOperations, GroupOperations},
+        configfs::{AttributeOperations, DefaultGroup, GroupOperations},
         cpu::possible_cpus,
         disk_files::FileSpec,
         fmt::{BufWriter, Errno},
+        numa,
         pages::PageStore,
         param::{Bytes, IntRange},
         parse::{parse_i64, strstrip, trim_newline},
@@ -97,10 +102,12 @@ impl GroupOperations for Devices {
         let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
         let settings = Settings::new(&self.registry);
         let badblocks = Arc::pin_init(BadBlocks::new(), GFP_KERNEL)?;
+        let faults = Faults::new()?;
         Ok(try_pin_init!(DeviceDir {
             name,
             registry: self.registry.clone(),
             badblocks,
+            faults,
             logs: [const { RateLimit::new() }; TABLE.len()],
             state <- new_mutex!(DirState {
                 settings,
@@ -114,6 +121,11 @@ impl GroupOperations for Devices {
     fn drop_item(&self, child: &DeviceDir) {
         child.state.lock().device = None;
     }
+
+    /// The fault injection groups, where the kernel has them.
+    fn default_groups(child: &DeviceDir, add: &mut dyn FnMut(&DefaultGroup)) {
+        child.faults.groups(add);
+    }
 }
 
 /// One device directory.
@@ -124,6 +136,9 @@ pub(crate) struct DeviceDir {
     registry: Arc<Registry>,
     /// `badblocks`: kept across power cycles, shared with the device.
     badblocks: Arc<BadBlocks>,
+    /// `timeout_inject/`, `requeue_inject/`, `init_hctx_fault_inject/`:
+    /// kept across power cycles, shared with the device (as null_blk's).
+    faults: Arc<Faults>,
     /// The rate limit of each attribute's refused writes' log lines, by id.
     logs: [RateLimit; TABLE.len()],
     /// Serialises the writers of `badblocks` and the power and settings.
@@ -227,9 +242,15 @@ fn needs_host(registry: &Registry, v: i64) -> Option<&'static str> {
         .then_some("there is no host budget (load rnull with host_queue_depth)")
 }
 
+/// `home_node` must be online (null_blk does not check the directory's).
+fn online_node(_registry: &Registry, v: i64) -> Option<&'static str> {
+    let node = i32::try_from(v).ok()?;
+    (!numa::is_home_node(node)).then_some("the node is not online")
+}
+
 /// The attributes of a device directory, alphabetical (as `features`
 /// lists them); an attribute's index here is its id.
-const TABLE: [Attribute; 25] = [
+const TABLE: [Attribute; 30] = [
     Attribute {
         name: c_str!("badblocks"),
         kind: Kind::BadBlocks,
@@ -248,6 +269,13 @@ const TABLE: [Attribute; 25] = [
     ),
     setting(c_str!("discard"), flag!(discard)),
     setting(c_str!("fua"), flag!(fua)),
+    setting(
+        c_str!("home_node"),
+        Setting {
+            refuse: Some(online_node),
+            ..number!(home_node, params::HOME_NODE.range())
+        },
+    ),
     setting(
         c_str!("host_tags"),
         Setting {
@@ -311,8 +339,13 @@ const TABLE: [Attribute; 25] = [
         name: c_str!("power"),
         kind: Kind::Power,
     },
+    setting(
+        c_str!("queue_mode"),
+        number!(queue_mode, params::QUEUE_MODE.range()),
+    ),
     setting(c_str!("rotational"), flag!(rotational)),
     setting(c_str!("rotational_model"), flag!(rotational_model)),
+    setting(c_str!("shared_tag_bitmap"), flag!(shared_tag_bitmap)),
     setting(c_str!("shared_tags"), flag!(shared_tags)),
     setting(c_str!("size"), number!(size_mib, &params::SIZE_MIB)),
     setting(
@@ -326,6 +359,8 @@ const TABLE: [Attribute; 25] = [
         c_str!("time_slice_us"),
         number!(time_slice_us, params::TIME_SLICE_US.range()),
     ),
+    setting(c_str!("use_per_node_hctx"), flag!(use_per_node_hctx)),
+    setting(c_str!("virt_boundary"), flag!(virt_boundary)),
 ];
 
 /// The file specs of [`TABLE`], for [`AttributeOperations::ATTRS`]: every
@@ -383,6 +418,11 @@ struct Settings {
     host_tags: bool,
     rotational_model: bool,
     time_slice_us: u64,
+    queue_mode: u32,
+    home_node: i32,
+    use_per_node_hctx: bool,
+    virt_boundary: bool,
+    shared_tag_bitmap: bool,
 }
 
 impl Settings {
@@ -414,6 +454,11 @@ impl Settings {
             host_tags: registry.host.is_some(),
             rotational_model: c.model.is_some(),
             time_slice_us: c.time_slice_us,
+            queue_mode: u32::try_from(params::QUEUE_MODE.get()).unwrap_or(params::QUEUE_MODE_MQ),
+            home_node: c.home_node,
+            use_per_node_hctx: c.use_per_node_hctx,
+            virt_boundary: c.virt_boundary,
+            shared_tag_bitmap: c.shared_tag_bitmap,
         }
     }
 
@@ -424,8 +469,11 @@ impl Settings {
     /// clamped, with a warning; refuses model parameters that do not fit
     /// together.
     fn make_config(&mut self, base: &Config, dir: &CStr) -> Result<Config> {
+        self.queue_mode = queue_mode(self.queue_mode, Who(Some(dir)))?;
         let cpus = possible_cpus();
-        if self.submit_queues > cpus {
+        if self.use_per_node_hctx {
+            self.submit_queues = per_node_queues(self.submit_queues, Who(Some(dir)));
+        } else if self.submit_queues > cpus {
             pr_warn!(
                 "{}/{dir}: submit_queues={} is more than the {cpus} possible CPUs, using {cpus}\n",
                 crate::face::CONFIGFS,
@@ -471,6 +519,10 @@ impl Settings {
         c.mbps = self.mbps;
         c.model = model;
         c.time_slice_us = self.time_slice_us;
+        c.home_node = self.home_node;
+        c.use_per_node_hctx = self.use_per_node_hctx;
+        c.virt_boundary = self.virt_boundary;
+        c.shared_tag_bitmap = self.shared_tag_bitmap;
         Ok(c)
     }
 }
@@ -495,6 +547,7 @@ impl DeviceDir {
         let backing = Backing {
             badblocks: Some(self.badblocks.clone()),
             store: store.clone(),
+            faults: Some(self.faults.clone()),
         };
         let device = self
             .registry

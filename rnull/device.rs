@@ -58,6 +58,8 @@ fn tagset_config(config: &Config) -> TagSetConfig {
         blocking: config.blocking,
         no_sched: config.no_sched,
         timeout_ms: config.rq_timeout_ms,
+        shared_tag_bitmap: config.shared_tag_bitmap,
+        numa_node: config.home_node,
     }
 }
 
@@ -127,6 +129,8 @@ pub(crate) struct Shape {
     hw_queue_depth: u32,
     blocking: bool,
     no_sched: bool,
+    shared_tag_bitmap: bool,
+    home_node: i32,
 }
 
 impl Shape {
@@ -138,6 +142,8 @@ impl Shape {
             hw_queue_depth: t.queue_depth,
             blocking: t.blocking,
             no_sched: t.no_sched,
+            shared_tag_bitmap: t.shared_tag_bitmap,
+            home_node: t.numa_node,
         }
     }
 }
@@ -147,12 +153,14 @@ impl core::fmt::Display for Shape {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(
             f,
-            "submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={}",
+            "submit_queues={} poll_queues={} hw_queue_depth={} blocking={} no_sched={} shared_tag_bitmap={} home_node={}",
             self.submit_queues,
             self.poll_queues,
             self.hw_queue_depth,
             u8::from(self.blocking),
-            u8::from(self.no_sched)
+            u8::from(self.no_sched),
+            u8::from(self.shared_tag_bitmap),
+            self.home_node
         )
     }
 }
@@ -338,7 +346,8 @@ fn build_disk(
         .discard(config.discard)
         .write_zeroes(config.memory_backed)
         .write_cache(config.write_cache_mib() > 0)
-        .fua(config.fua);
+        .fua(config.fua)
+        .virt_boundary(config.virt_boundary);
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);
     }

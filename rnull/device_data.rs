@@ -8,6 +8,7 @@
 use crate::{
     config::Config,
     face::DiskName,
+    faults::Faults,
     host_budget::{HostMember, HostTag},
     kapi::cpu::possible_cpus,
     kapi::{
@@ -79,6 +80,8 @@ pub(crate) struct DeviceData {
     /// The bad blocks of its configfs directory (which keeps them across
     /// power cycles).
     pub(crate) badblocks: Option<Arc<BadBlocks>>,
+    /// null_blk's fault injection (`timeout`, `requeue`, `init_hctx`).
+    pub(crate) faults: Arc<Faults>,
     /// No fault injection, no data kept, no bad blocks, no rotational
     /// model: `queue_rq` ends or completes a started request with one test
     /// of all four (fixed for the device's life). A configfs device always
@@ -127,7 +130,12 @@ impl DeviceData {
         for _ in 0..queues {
             slices.push(AtomicU64::new(slice_ns), GFP_KERNEL)?;
         }
+        let faults = match backing.faults {
+            Some(faults) => faults,
+            None => Faults::new()?,
+        };
         let plain = !config.injects_faults()
+            && !faults.may_fail()
             && store.is_none()
             && backing.badblocks.is_none()
             && spindle.is_none();
@@ -151,6 +159,7 @@ impl DeviceData {
                 poll_queues: AtomicU32::new(config.poll_queues),
                 link,
                 badblocks: backing.badblocks,
+                faults,
                 plain,
             },
             GFP_KERNEL,
@@ -247,6 +256,8 @@ pub(crate) struct Backing {
     pub(crate) badblocks: Option<Arc<BadBlocks>>,
     /// The data of a memory-backed device (a new store if `None`).
     pub(crate) store: Option<Arc<PageStore>>,
+    /// The fault attributes its directory shows (new ones if `None`).
+    pub(crate) faults: Option<Arc<Faults>>,
 }
 
 /// Per hardware queue state.
@@ -263,6 +274,9 @@ pub(crate) struct HwQueue {
     /// A poll queue's started requests, until `poll` ends them (empty on
     /// the other queues).
     pub(crate) polled: PollList<RNullOps>,
+    /// Fault injection: the requeues this queue injected, whose parity
+    /// picks how the next is done (as null_blk's `requeue_selection`).
+    pub(crate) requeues: AtomicU32,
 }
 
 /// Starts `rq`, recording `tag` (if any) in its data first, where every

@@ -16,11 +16,14 @@ pub(crate) mod cpu;
 pub(crate) mod disk;
 pub(crate) mod disk_files;
 pub(crate) mod dispatch;
+#[cfg(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))]
+pub(crate) mod fault;
 pub(crate) mod fmt;
 pub(crate) mod irq_lock;
 pub(crate) mod lock_class;
 pub(crate) mod modinfo;
 pub(crate) mod noio;
+pub(crate) mod numa;
 pub(crate) mod operations;
 pub(crate) mod pages;
 pub(crate) mod param;

@@ -13,7 +13,10 @@
 //! (`scripts/param-table.py`), which `module_param!` builds from these.
 
 use crate::{
-    kapi::param::{module_param, ChoiceParam, IntParam, IntRange},
+    kapi::{
+        numa,
+        param::{module_param, ChoiceParam, IntParam, IntRange},
+    },
     rdisk::disk::{self, Limit},
     rtags::{host, link::MAX_MIB_PER_S, policy::Policy},
 };
@@ -60,7 +63,7 @@ module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, IntRange::new(0,
     "timer completion delay in ns for `irqmode=2`; per device in sysfs");
 module_param!(MEMORY_BACKED: IntParam = IntParam::new(0, BOOL),
     "memory_backed", 0o444, "int",
-    "keep data in an XArray of pages; enables discard and write-zeroes (write-through unless `cache_size`)");
+    "keep data in an XArray of pages; enables write-zeroes (write-through unless `cache_size`)");
 module_param!(CACHE_SIZE: IntParam = IntParam::new(0, IntRange::new(0, MAX_GB * 1024)),
     "cache_size", 0o444, "ulong",
     "volatile write cache of `memory_backed` devices in MiB, 0 = none (write-through): writes land in it, a flush writes it back, FUA bypasses it");
@@ -70,8 +73,38 @@ module_param!(BLOCKING: IntParam = IntParam::new(0, BOOL),
     "blocking", 0o444, "int", "register as `BLK_MQ_F_BLOCKING` (`queue_rq` may sleep)");
 module_param!(ROTATIONAL: IntParam = IntParam::new(0, BOOL),
     "rotational", 0o444, "int", "report a rotational device");
+module_param!(NO_SCHED: IntParam = IntParam::new(0, BOOL),
+    "no_sched", 0o444, "int", "no I/O scheduler (`BLK_MQ_F_NO_SCHED`)");
+module_param!(DISCARD: IntParam = IntParam::new(0, BOOL),
+    "discard", 0o444, "int",
+    "accept discards: a memory-backed device frees the pages (a no-op without memory backing)");
+module_param!(FUA: IntParam = IntParam::new(1, BOOL),
+    "fua", 0o444, "int",
+    "with a write cache (`cache_size`), report FUA; without, the block layer turns a FUA write into a write and a flush");
 module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, IntRange::new(8, 65535)),
     "max_sectors", 0o444, "int", "largest request, in 512-byte sectors");
+
+module_param!(QUEUE_MODE: IntParam = IntParam::new(2, IntRange::new(0, 2)),
+    "queue_mode", 0o444, "int",
+    "block interface, as null_blk's: 2 = blk-mq; 0 (bio) uses blk-mq with a message; 1 (the legacy request path) fails the load");
+module_param!(HOME_NODE: IntParam = IntParam::new(
+        numa::NO_NODE as i64,
+        IntRange::new(numa::NO_NODE as i64, numa::MAX_NODES as i64 - 1),
+    ),
+    "home_node", 0o444, "int",
+    "NUMA node of the tag set and the queues, -1 = none; an offline node is replaced by -1 with a message");
+module_param!(USE_PER_NODE_HCTX: IntParam = IntParam::new(0, BOOL),
+    "use_per_node_hctx", 0o444, "int",
+    "one hardware queue per online NUMA node: `submit_queues` becomes the number of online nodes");
+module_param!(VIRT_BOUNDARY: IntParam = IntParam::new(0, BOOL),
+    "virt_boundary", 0o444, "int",
+    "require a virtual boundary: `queue/virt_boundary_mask` is the page size minus 1");
+module_param!(SHARED_TAG_BITMAP: IntParam = IntParam::new(0, BOOL),
+    "shared_tag_bitmap", 0o444, "int",
+    "one tag bitmap for all hardware queues of a tag set (`BLK_MQ_F_TAG_HCTX_SHARED`)");
+
+/// `queue_mode`'s value for blk-mq, the only one a device runs with.
+pub(crate) const QUEUE_MODE_MQ: u32 = 2;
 
 /// Names of the `irqmode` values, indexed by value.
 pub(crate) const IRQMODE_NAMES: [&str; 3] = ["none", "softirq", "timer"];
@@ -172,3 +205,22 @@ module_param!(INJECT_REQUEUE_PERCENT: IntParam = IntParam::new(0, IntRange::new(
     "fault injection: percent of requests requeued once (`blk_mq_requeue_request`)");
 module_param!(RQ_TIMEOUT_MS: IntParam = IntParam::new(30_000, IntRange::new(100, 600_000)),
     "rq_timeout_ms", 0o444, "int", "blk-mq request timeout in ms");
+
+/// null_blk's fault injection parameters, where the kernel has fault
+/// injection (null_blk's need `CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION`,
+/// which selects both options): each device starts its fault attribute of
+/// the same kind from them.
+#[cfg(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))]
+pub(crate) mod fault {
+    use crate::kapi::{fault::FaultParam, param::module_param};
+
+    module_param!(TIMEOUT: FaultParam = FaultParam::new(),
+        "timeout", 0o444, "string",
+        "fault injection: requests left unfinished for blk-mq's timeout to end (`BLK_STS_TIMEOUT`); per device in `timeout_inject/`");
+    module_param!(REQUEUE: FaultParam = FaultParam::new(),
+        "requeue", 0o444, "string",
+        "fault injection: requests requeued, by turns refused busy (`BLK_STS_RESOURCE`) and requeued by the driver; per device in `requeue_inject/`");
+    module_param!(INIT_HCTX: FaultParam = FaultParam::new(),
+        "init_hctx", 0o444, "string",
+        "fault injection: hardware queue setups (`init_hctx`) failed with `EFAULT`; per device in `init_hctx_fault_inject/`");
+}

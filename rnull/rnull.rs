@@ -33,6 +33,7 @@ mod device;
 mod device_data;
 mod disk_sysfs;
 mod face;
+mod faults;
 mod host_budget;
 mod host_budget_sysfs;
 mod kapi;

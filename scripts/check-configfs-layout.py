@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """`make test`: the C declarations kapi writes by hand match C.
 
-6.12's `bindings` have no configfs and no badblocks functions, so
-rnull/kapi/configfs.rs and rnull/kapi/badblocks.rs declare the structures
-(and badblocks.rs the functions) themselves and assert sizes and field
+6.12's `bindings` have no configfs, no badblocks functions and no fault
+injection, so rnull/kapi/configfs.rs, rnull/kapi/badblocks.rs and
+rnull/kapi/fault.rs declare the structures (and the last two the
+functions) themselves and assert sizes and field
 offsets at build time (`size_of::<T>() == N`, `offset_of!(T, field) == N`).
 This script checks them against the kernel's own headers: it runs bindgen
 over `include/linux/configfs.h` and `include/linux/badblocks.h` with the
@@ -12,7 +13,9 @@ flags the kernel build used for its bindings (from
 and compares every asserted number with bindgen's. For badblocks, whose
 `seqlock_t` makes the later offsets depend on the configuration, it also
 compares the structure's fields (names and types, in order) and the
-functions' prototypes with bindgen's.
+functions' prototypes with bindgen's; so for `fault_attr` (with its
+configuration-dependent `ratelimit_state`), checked only where KDIR's
+kernel has fault injection (fault.rs is built only there).
 
 Prints one line per mismatch and exits 1 if there is any, or if no
 assertion could be checked.
@@ -30,11 +33,21 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KAPI = ROOT / "rnull" / "kapi"
 # (header, kapi source, bindgen's type allowlist, its function allowlist,
-# the C structure names the source's assertions are about)
+# the C structure names the source's assertions are about, the kernel
+# options the source is built with)
 UNITS = [
-    ("configfs.h", KAPI / "configfs.rs", "config_.*|configfs_.*", None, r"(?:config|configfs)_\w+"),
-    ("badblocks.h", KAPI / "badblocks.rs", "badblocks", "badblocks_.*", r"badblocks"),
+    ("configfs.h", KAPI / "configfs.rs", "config_.*|configfs_.*", None, r"(?:config|configfs)_\w+", []),
+    ("badblocks.h", KAPI / "badblocks.rs", "badblocks", "badblocks_.*", r"badblocks", []),
+    ("fault-inject.h", KAPI / "fault.rs", "fault_attr|fault_config",
+     "setup_fault_attr|should_fail|fault_config_init", r"fault_attr",
+     ["CONFIG_FAULT_INJECTION", "CONFIG_FAULT_INJECTION_CONFIGFS"]),
 ]
+
+
+def configured(kdir, options):
+    """Whether KDIR's kernel has every option of `options` built in."""
+    config = (pathlib.Path(kdir) / ".config").read_text().splitlines()
+    return all(f"{o}=y" in config for o in options)
 
 
 def bindgen_text(kdir, header, types, functions):
@@ -75,9 +88,12 @@ def bindgen_layout(text):
 
 def normalise(text):
     """A declaration with paths, visibility and spacing taken out."""
-    text = re.sub(r"\bpub(\(crate\))?\s+", "", text)
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"\bpub(\((?:crate|super)\))?\s+", "", text)
     text = re.sub(r"\b(?:kernel::)?(?:bindings|ffi)::", "", text)
     text = re.sub(r"\bu64_\b", "u64", text)
+    text = re.sub(r"\bbool_\b", "bool", text)
+    text = re.sub(r"\b(\d+)usize\b", r"\1", text)
     text = re.sub(r"\s+", "", text)
     return text.replace(",)", ")").replace(",}", "}")
 
@@ -97,7 +113,7 @@ def functions(text):
     return out
 
 
-def check_unit(kdir, header, source, types, funcs, cname):
+def check_unit(kdir, header, source, types, funcs, cname, _options):
     """(checks made, mismatches) for one header."""
     text = bindgen_text(kdir, header, types, funcs)
     layout = bindgen_layout(text)
@@ -133,6 +149,9 @@ def main():
         raise SystemExit(__doc__)
     checked, bad = 0, []
     for unit in UNITS:
+        if not configured(sys.argv[1], unit[5]):
+            print(f"check-configfs-layout: {unit[0]}: not built for this kernel ({', '.join(unit[5])} unset)")
+            continue
         c, b = check_unit(sys.argv[1], *unit)
         if c == 0:
             b.append(f"{unit[0]}: nothing checked in {unit[1].name}")

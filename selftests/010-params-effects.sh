@@ -11,7 +11,7 @@ expect_eq "$(dev_attr 0 irqmode)" "1 (softirq)" "default irqmode"
 unload_rnull
 
 load_rnull bs=4096 hw_queue_depth=32 gb=2 rotational=1 irqmode=2 \
-	completion_nsec=20000 memory_backed=1 cache_size=4 blocking=1 max_sectors=128
+	completion_nsec=20000 memory_backed=1 discard=1 cache_size=4 blocking=1 max_sectors=128
 q=/sys/block/rnullb0/queue
 expect_eq "$(cat $q/logical_block_size)" 4096 "queue/logical_block_size"
 expect_eq "$(cat $q/physical_block_size)" 4096 "queue/physical_block_size"

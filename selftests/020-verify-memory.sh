@@ -4,7 +4,7 @@
 # data still there, never-written sectors read as zeroes and discard zeroes.
 . "$(dirname "$0")/lib.sh"
 
-load_rnull memory_backed=1 gb=1 submit_queues="$(nproc)"
+load_rnull memory_backed=1 discard=1 gb=1 submit_queues="$(nproc)"
 dev=/dev/rnullb0
 
 # Never-written sectors read back as zeroes.

@@ -224,6 +224,45 @@ pub(crate) trait GroupOperations: AttributeOperations {
     /// after it). The data is dropped when configfs's last reference goes,
     /// normally right after this.
     fn drop_item(&self, _child: &Self::Child) {}
+
+    /// The groups `child`'s directory shows inside it (configfs default
+    /// groups), each passed to `add` once, when the directory is made.
+    fn default_groups(_child: &Self::Child, _add: &mut dyn FnMut(&DefaultGroup)) {}
+}
+
+/// A configfs group another part of the kernel set up (such as
+/// `fault_config_init()`'s), which a directory shows inside it as a
+/// default group (`configfs_add_default_group()`).
+///
+/// # Invariants
+///
+/// The group was initialised with an item type of its own, whose
+/// reference its owner keeps, and is shown by at most one directory:
+/// the one whose data holds (or keeps alive) its owner, which outlives the
+/// group's links (while linked, it holds a reference to that directory).
+#[repr(transparent)]
+pub(crate) struct DefaultGroup(Opaque<config_group>);
+
+#[cfg_attr(
+    not(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS)),
+    expect(
+        dead_code,
+        reason = "the fault injection groups are the only default groups"
+    )
+)]
+impl DefaultGroup {
+    /// The group at `group`.
+    ///
+    /// # Safety
+    ///
+    /// `group` must be an initialised group, live for `'a`, meeting the
+    /// type invariants: given to [`GroupOperations::default_groups`] only
+    /// for the child whose data keeps it alive, and for no other.
+    pub(super) unsafe fn from_raw<'a>(group: *mut config_group) -> &'a Self {
+        // SAFETY: `DefaultGroup` is a transparent `Opaque<config_group>`;
+        // the caller guarantees the rest.
+        unsafe { &*group.cast::<Self>() }
+    }
 }
 
 /// How many attributes a data type may have: one `show` and one `store`
@@ -460,13 +499,43 @@ unsafe extern "C" fn make_group_callback<T: GroupOperations>(
     let child = KBox::into_raw(unsafe { Pin::into_inner_unchecked(child) });
     // SAFETY: `child` is live; the item type is the subsystem's, which
     // outlives every child (module documentation). `name` is copied.
-    unsafe {
+    let raw = unsafe {
         let raw = Opaque::raw_get(addr_of_mut!((*child).raw));
         raw.write(core::mem::zeroed());
         raw::config_group_init_type_name(raw, name.as_char_ptr(), sub.child_type.get());
         // INVARIANT: initialised with the child type; the box is owned by
         // the reference count `config_group_init_type_name` set to one.
         raw
+    };
+    // SAFETY: `child` is live until configfs's last reference goes, which
+    // cannot happen during this call.
+    let data = unsafe { &(*child).data };
+    T::default_groups(data, &mut |g| {
+        // SAFETY: `raw` was just initialised and is not yet published.
+        unsafe { add_default_group(raw, g) }
+    });
+    raw
+}
+
+/// `configfs_add_default_group()` (inline in C): `group` shows `new` inside
+/// it once configfs creates its directory.
+///
+/// # Safety
+///
+/// `group` must be an initialised group that configfs has not linked yet,
+/// and `new` the default group of the data `group`'s item holds.
+unsafe fn add_default_group(group: *mut config_group, new: &DefaultGroup) {
+    // SAFETY: `list_add_tail()`: the caller guarantees `group` is
+    // initialised (its list too) and not shared yet; `new` is on no other
+    // list (type invariant of `DefaultGroup`).
+    unsafe {
+        let head = addr_of_mut!((*group).default_groups);
+        let entry = addr_of_mut!((*new.0.get()).group_entry);
+        let prev = (*head).prev;
+        (*entry).next = head;
+        (*entry).prev = prev;
+        (*prev).next = entry;
+        (*head).prev = entry;
     }
 }
 

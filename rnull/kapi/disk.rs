@@ -72,6 +72,7 @@ pub(crate) struct DiskBuilder {
     write_zeroes: bool,
     write_cache: bool,
     fua: bool,
+    virt_boundary: bool,
     waker: Option<(Arc<QueueWaker>, usize)>,
 }
 
@@ -93,6 +94,7 @@ impl DiskBuilder {
             write_zeroes: false,
             write_cache: false,
             fua: false,
+            virt_boundary: false,
             waker: None,
         }
     }
@@ -150,6 +152,14 @@ impl DiskBuilder {
         self
     }
 
+    /// Require a virtual boundary of a page: no gap inside a page between
+    /// a request's segments (`virt_boundary_mask = PAGE_SIZE - 1`, as
+    /// null_blk's `virt_boundary`).
+    pub(crate) fn virt_boundary(mut self, virt_boundary: bool) -> Self {
+        self.virt_boundary = virt_boundary;
+        self
+    }
+
     /// Let `waker` re-run the disk's hardware queues under `index`.
     pub(crate) fn waker(mut self, waker: Arc<QueueWaker>, index: usize) -> Self {
         self.waker = Some((waker, index));
@@ -178,6 +188,9 @@ impl DiskBuilder {
         }
         if self.write_zeroes {
             lim.max_write_zeroes_sectors = u32::MAX >> 9;
+        }
+        if self.virt_boundary {
+            lim.virt_boundary_mask = (bindings::PAGE_SIZE - 1) as _;
         }
         lim
     }

@@ -45,6 +45,11 @@ pub(crate) struct TagSetConfig {
     pub(crate) no_sched: bool,
     /// Request timeout in milliseconds (0: blk-mq's default of 30 s).
     pub(crate) timeout_ms: u32,
+    /// One tag bitmap for all hardware queues (`BLK_MQ_F_TAG_HCTX_SHARED`).
+    pub(crate) shared_tag_bitmap: bool,
+    /// NUMA node of the set's allocations and its disks' queues
+    /// (`NUMA_NO_NODE`, [`super::numa::NO_NODE`]: none).
+    pub(crate) numa_node: i32,
 }
 
 /// The kinds of hardware queue (`enum hctx_type`) kapi offers, each with
@@ -164,6 +169,10 @@ impl<T: Operations> TagSet<T> {
         if config.no_sched {
             flags |= bindings::BLK_MQ_F_NO_SCHED;
         }
+        if config.shared_tag_bitmap {
+            flags |= bindings::BLK_MQ_F_TAG_HCTX_SHARED;
+        }
+        let numa_node = config.numa_node;
         let counts = QueueCounts {
             default: config.nr_hw_queues,
             poll: config.poll_queues,
@@ -201,7 +210,7 @@ impl<T: Operations> TagSet<T> {
                     (*raw).nr_hw_queues = nr_hw_queues;
                     (*raw).queue_depth = queue_depth;
                     (*raw).cmd_size = cmd_size;
-                    (*raw).numa_node = bindings::NUMA_NO_NODE;
+                    (*raw).numa_node = numa_node;
                     (*raw).timeout = timeout;
                     (*raw).flags = flags;
                     // `map_queues` reads the split through it.

@@ -1,0 +1,127 @@
+#!/bin/sh
+# null_blk's queue_mode, home_node, use_per_node_hctx, virt_boundary and
+# shared_tag_bitmap, as module parameters and configfs attributes, and the
+# parameters no_sched, discard and fua: what each does to the disk, and
+# their bad values refused with EINVAL, the value unchanged.
+. "$(dirname "$0")/lib.sh"
+
+dbg=/sys/kernel/debug/block
+[ -d $dbg ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+[ -d $dbg ] || fail "no blk-mq debugfs in /sys/kernel/debug/block"
+cfs=/sys/kernel/config/rnull
+param() { cat "/sys/module/rnull/parameters/$1"; }
+hctxs() { ls "/sys/block/$1/mq" | wc -l; }
+
+# Defaults, as null_blk's.
+load_rnull
+expect_eq "$(param queue_mode)" 2 "default queue_mode"
+expect_eq "$(param home_node)" -1 "default home_node (NUMA_NO_NODE)"
+expect_eq "$(param use_per_node_hctx)" 0 "default use_per_node_hctx"
+expect_eq "$(param virt_boundary)" 0 "default virt_boundary"
+expect_eq "$(param shared_tag_bitmap)" 0 "default shared_tag_bitmap"
+expect_eq "$(cat /sys/block/rnullb0/queue/virt_boundary_mask)" 0 "virt_boundary_mask without virt_boundary"
+! grep -q TAG_HCTX_SHARED $dbg/rnullb0/hctx0/flags ||
+	fail "TAG_HCTX_SHARED without shared_tag_bitmap: $(cat $dbg/rnullb0/hctx0/flags)"
+expect_eq "$(param no_sched)" 0 "default no_sched"
+expect_eq "$(param discard)" 0 "default discard"
+expect_eq "$(param fua)" 1 "default fua"
+unload_rnull
+
+# no_sched, discard, fua: as the configfs attributes of the same names.
+q=/sys/block/rnullb0/queue
+load_rnull memory_backed=1 gb=1 cache_size=1
+expect_eq "$(cat $q/discard_max_hw_bytes)" 0 "discard_max_hw_bytes without discard"
+expect_eq "$(cat $q/fua)" 1 "queue/fua with a write cache"
+case "$(cat $q/scheduler)" in none) fail "no scheduler without no_sched" ;; esac
+unload_rnull
+load_rnull memory_backed=1 gb=1 cache_size=1 discard=1 fua=0 no_sched=1
+[ "$(cat $q/discard_max_hw_bytes)" -gt 0 ] || fail "discard=1 without discard"
+expect_eq "$(cat $q/fua)" 0 "queue/fua with fua=0"
+expect_eq "$(cat $q/scheduler)" none "queue/scheduler with no_sched=1"
+unload_rnull
+
+# queue_mode=0 (bio) runs on blk-mq, saying so; 1 (the legacy request
+# path) fails the load with EINVAL.
+kmsg_mark
+load_rnull queue_mode=0
+kmsg_since | grep -q "BIO-based IO path is no longer available, using blk-mq instead" ||
+	fail "queue_mode=0 without null_blk's message"
+[ -d /sys/block/rnullb0/mq/0 ] || fail "queue_mode=0 device is not blk-mq"
+dd if=/dev/rnullb0 of=/dev/null bs=4k count=16 iflag=direct 2>/dev/null || fail "I/O with queue_mode=0"
+unload_rnull
+kmsg_mark
+if insmod "$RNULL_KO" queue_mode=1 2>/dev/null; then fail "queue_mode=1 loaded"; fi
+! rnull_loaded || fail "a refused queue_mode=1 left rnull loaded"
+kmsg_since | grep -q "legacy IO path is no longer available" || fail "queue_mode=1 without null_blk's message"
+for bad in 3 -1; do
+	if insmod "$RNULL_KO" queue_mode=$bad 2>/dev/null; then fail "queue_mode=$bad loaded"; fi
+	! rnull_loaded || fail "queue_mode=$bad left rnull loaded"
+done
+
+# virt_boundary: a page's boundary mask; shared_tag_bitmap:
+# BLK_MQ_F_TAG_HCTX_SHARED on every hardware queue.
+load_rnull virt_boundary=1 shared_tag_bitmap=1 submit_queues=2 poll_queues=0
+expect_eq "$(cat /sys/block/rnullb0/queue/virt_boundary_mask)" 4095 "virt_boundary_mask"
+for h in $dbg/rnullb0/hctx*; do
+	grep -q TAG_HCTX_SHARED "$h/flags" || fail "$h without TAG_HCTX_SHARED: $(cat "$h/flags")"
+done
+log "hctx flags: $(cat $dbg/rnullb0/hctx0/flags)"
+fio_terse --name=s --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
+	--ioengine=io_uring --iodepth=16 --numjobs=2 --size=16m >/dev/null ||
+	fail "I/O on a shared tag bitmap"
+unload_rnull
+
+# use_per_node_hctx: one hardware queue per online node.
+nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+[ "$nodes" -gt 0 ] || nodes=1
+load_rnull use_per_node_hctx=1 submit_queues=2 poll_queues=0
+expect_eq "$(hctxs rnullb0)" "$nodes" "hardware queues with use_per_node_hctx"
+unload_rnull
+
+# home_node: -1 or an online node; past MAX_NUMNODES refused.
+load_rnull home_node=0
+expect_eq "$(param home_node)" 0 "home_node=0"
+unload_rnull
+if insmod "$RNULL_KO" home_node=4096 2>/dev/null; then fail "home_node=4096 loaded"; fi
+! rnull_loaded || fail "home_node=4096 left rnull loaded"
+
+# configfs: the same attributes, listed in features.
+load_rnull nr_devices=0
+for a in queue_mode home_node use_per_node_hctx virt_boundary shared_tag_bitmap; do
+	tr ',' '\n' <$cfs/features | grep -qx $a || fail "features lacks $a"
+done
+mkdir $cfs/a || fail "mkdir"
+expect_eq "$(cat $cfs/a/queue_mode)" 2 "configfs queue_mode default"
+expect_eq "$(cat $cfs/a/home_node)" -1 "configfs home_node default"
+for w in "queue_mode 3" "queue_mode -1" "home_node 4096" "home_node -2" "virt_boundary 2" \
+	"shared_tag_bitmap 2" "use_per_node_hctx 2"; do
+	set -- $w
+	before=$(cat $cfs/a/$1)
+	if echo "$2" >$cfs/a/$1 2>/dev/null; then fail "configfs $1=$2 accepted"; fi
+	expect_eq "$(cat $cfs/a/$1)" "$before" "configfs $1 after refusing $2"
+done
+# queue_mode=1 is refused at power on, as null_blk's.
+echo 1 >$cfs/a/queue_mode || fail "configfs queue_mode=1 write"
+if echo 1 >$cfs/a/power 2>/dev/null; then fail "power=1 with queue_mode=1"; fi
+expect_eq "$(cat $cfs/a/power)" 0 "power after queue_mode=1"
+kmsg_mark
+echo 0 >$cfs/a/queue_mode || fail "configfs queue_mode=0"
+echo 1 >$cfs/a/virt_boundary || fail "configfs virt_boundary=1"
+echo 1 >$cfs/a/shared_tag_bitmap || fail "configfs shared_tag_bitmap=1"
+echo 1 >$cfs/a/use_per_node_hctx || fail "configfs use_per_node_hctx=1"
+echo 2 >$cfs/a/submit_queues || fail "configfs submit_queues=2"
+echo 0 >$cfs/a/poll_queues || fail "configfs poll_queues=0"
+echo 1 >$cfs/a/power || fail "power=1"
+kmsg_since | grep -q "BIO-based IO path is no longer available, using blk-mq instead" ||
+	fail "configfs queue_mode=0 without null_blk's message"
+expect_eq "$(cat $cfs/a/queue_mode)" 2 "configfs queue_mode after power on with 0"
+expect_eq "$(cat $cfs/a/submit_queues)" "$nodes" "configfs submit_queues with use_per_node_hctx"
+expect_eq "$(hctxs rnullb0)" "$nodes" "configfs hardware queues with use_per_node_hctx"
+expect_eq "$(cat /sys/block/rnullb0/queue/virt_boundary_mask)" 4095 "configfs virt_boundary_mask"
+grep -q TAG_HCTX_SHARED $dbg/rnullb0/hctx0/flags || fail "configfs shared_tag_bitmap without TAG_HCTX_SHARED"
+for a in queue_mode home_node use_per_node_hctx virt_boundary shared_tag_bitmap; do
+	if echo 0 >$cfs/a/$a 2>/dev/null; then fail "configfs $a written while powered on"; fi
+done
+echo 0 >$cfs/a/power || fail "power=0"
+rmdir $cfs/a || fail "rmdir"
+unload_rnull
