@@ -26,7 +26,7 @@ MEM ?= 1G
 export CPUS MEM
 
 .PHONY: all deps kernel modules initramfs run bench check test test-debug test-rtags test-guest \
-	blktests fmt fmt-check param-table clippy doc rust-analyzer shell clean help
+	blktests stress fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
 
@@ -50,6 +50,9 @@ help:
 	@echo "  make test-rtags      the userspace crates' cargo tests, loom and clippy"
 	@echo "  make blktests        blktests on the blktests kernel: device tests on rnull, the rnull"
 	@echo "                       group, every null_blk test with C null_blk and rnull side by side"
+	@echo "  make stress          seeded random run-time operations under fio verify, one guest;"
+	@echo "                       SEED=1 OPS=500 FLAVOUR=debug STRESS_SKIP=\"hotplug ...\"; a failure"
+	@echo "                       prints the seed and the OPS that replay it"
 	@echo "  make clippy | fmt | fmt-check"
 	@echo "Benchmark:"
 	@echo "  make bench           rnull against null_blk and rnull_mod; report in out/bench/<time>/,"
@@ -132,6 +135,11 @@ ifeq ($(origin KDIR),file)
 else
 	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
 endif
+
+# Seeded random run-time operations under fio verify (scripts/stress/run.sh):
+# make stress [SEED=1] [OPS=500] [FLAVOUR=debug | KDIR=<tree>]
+stress: deps
+	@$(SCRIPTS)/stress/run.sh
 
 # Everything that needs no kernel; its own light dependencies only.
 check:

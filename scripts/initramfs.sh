@@ -41,6 +41,8 @@ for s in mq-deadline bfq; do
 done
 
 cp -r "$top/selftests" "$root/selftests"
+# The stress engine (`make stress`, selftest 098).
+cp -r "$top/scripts/stress/guest" "$root/stress"
 # The selftests' helper programs (linked against the libc copied for fio).
 for src in "$top"/selftests/tools/*.c; do
 	clang -O2 -Wall -o "$root/usr/bin/$(basename "$src" .c)" "$src"
