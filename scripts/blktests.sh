@@ -10,6 +10,8 @@
 # KDIR is the blktests kernel (FLAVOUR=blktests scripts/kernel.sh dir) or
 # one like it; the modules are built against it in out/module-blktests
 # (scripts/module-build.sh) and the guest's two archives from them.
+# MODULES=DIR takes modules already built against KDIR from DIR/rnull
+# instead (`make test`: the work tree's, on the base kernel).
 #   full:  every listed device test under each rnull configuration, timed
 #          tests limited to TIMEOUT (30 s), the rnull group, then every
 #          blktests test that uses null_blk, with C null_blk and with rnull
@@ -56,8 +58,11 @@ quick)
 *) echo "blktests.sh: mode is full or quick, not $mode" >&2; exit 2 ;;
 esac
 
-modules=out/module-blktests
-scripts/module-build.sh "$kdir" "$modules" || exit 1
+modules=${MODULES:-}
+if [ -z "$modules" ]; then
+	modules=out/module-blktests
+	scripts/module-build.sh "$kdir" "$modules" || exit 1
+fi
 MODULES=$modules scripts/initramfs.sh "$kdir" >/dev/null || exit 1
 MODULES=$modules scripts/initramfs-blktests.sh "$kdir" "${BLKTESTS:-}" || exit 1
 
