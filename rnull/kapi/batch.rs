@@ -67,11 +67,31 @@ impl CompletionBatch {
 /// A batch whose `complete` is someone else's (io_uring may have collected
 /// another driver's requests in it) takes nothing.
 ///
+/// Out of line: a dispatch ends one request per `queue_rq`, which is large
+/// already; `poll`, which ends a whole poll list in a loop, inlines
+/// [`add_to_batch_inline`].
+///
 /// # Safety
 ///
 /// `iob` must be valid, used by nobody else during the call, and completed
 /// by its owner (`iob->complete(iob)`) after it.
+#[inline(never)]
 pub(super) unsafe fn add_to_batch<T: Operations>(
+    iob: *mut bindings::io_comp_batch,
+    rq: Request<T>,
+    status: Status,
+) -> Option<Request<T>> {
+    // SAFETY: guaranteed by the caller.
+    unsafe { add_to_batch_inline(iob, rq, status) }
+}
+
+/// [`add_to_batch`], inline.
+///
+/// # Safety
+///
+/// As for [`add_to_batch`].
+#[inline(always)]
+pub(super) unsafe fn add_to_batch_inline<T: Operations>(
     iob: *mut bindings::io_comp_batch,
     rq: Request<T>,
     status: Status,

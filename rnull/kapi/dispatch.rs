@@ -12,6 +12,9 @@ use super::{
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, types::ForeignOwnable};
 
+/// `BLK_MQ_F_TAG_QUEUE_SHARED`: the context's tags are shared with other queues.
+const TAG_QUEUE_SHARED: usize = bindings::BLK_MQ_F_TAG_QUEUE_SHARED as usize;
+
 /// What blk-mq guarantees the code of one `queue_rq` call.
 ///
 /// Only the `queue_rq` and `queue_rqs` callbacks make one, and lend it for
@@ -135,8 +138,14 @@ impl<T: Operations> RqList<'_, T> {
         // SAFETY: as above.
         let tail = unsafe { core::mem::take(&mut (*rqlist).tail) };
         let batch = CompletionBatch::new();
-        // A batch of one ends no cheaper than the request alone.
-        let batched = rq != tail;
+        // A batch of one ends no cheaper than the request alone. On a tag
+        // set shared by several queues the batch's tags would stay taken
+        // until the whole list is dispatched, while the other queues wait
+        // for them: there each request ends as it completes, as null_blk's.
+        let batched = rq != tail
+            // SAFETY: a non-null `rq` is a request of the list we own; its
+            // `mq_hctx` is a live context of this queue.
+            && (rq.is_null() || unsafe { (*(*rq).mq_hctx).flags } & TAG_QUEUE_SHARED == 0);
         // The context whose requests were queued with `last == false` and
         // not yet committed.
         let mut uncommitted: *mut bindings::blk_mq_hw_ctx = core::ptr::null_mut();

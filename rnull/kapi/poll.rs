@@ -24,7 +24,7 @@
 //! it more time.
 
 use super::{
-    batch::add_to_batch,
+    batch::add_to_batch_inline,
     operations::Operations,
     request::{Pdu, Request, Status},
 };
@@ -234,6 +234,9 @@ impl PollBatch<'_> {
     }
 
     /// Ends `rq` with `status`: on the batch if it can take it, else now.
+    /// Inline, with the batch's checks: `poll` ends every request it takes
+    /// here, in one loop.
+    #[inline(always)]
     pub(crate) fn end<T: Operations>(&self, rq: Request<T>, status: Status) {
         if self.iob.is_null() {
             rq.end(status);
@@ -241,7 +244,7 @@ impl PollBatch<'_> {
         }
         // SAFETY: a non-null `iob` is this call's batch, ours alone during
         // it and completed by its owner afterwards (type invariant).
-        if let Some(rq) = unsafe { add_to_batch(self.iob, rq, status) } {
+        if let Some(rq) = unsafe { add_to_batch_inline(self.iob, rq, status) } {
             rq.end(status);
         }
     }

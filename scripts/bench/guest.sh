@@ -11,7 +11,7 @@ CPUS=$(nproc)
 LASTCPU=$((CPUS - 1))
 ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-5}
-SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost}
+SCENARIOS=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost first_write qd_ladder bind_tags}
 export LASTCPU RUNTIME
 mkdir -p $R
 
@@ -643,6 +643,111 @@ slice_cost_round() {
 	done
 }
 slice_cost() { alternate "$ROUNDS" slice_cost_round ts0 ts250 null_blk; }
+
+# First writes: a fresh memory-backed device per run (loaded anew), 4k
+# random writes that each land on a page never written (first_write.fio:
+# fio's random map over a region per job, IOSIZE of it written), so every
+# write allocates its page. 256 MiB in all: the guest has 1 GiB.
+FW_PARAMS="irqmode=0 memory_backed=1 gb=4 $PEAK_BASE"
+first_write_round() {
+	for qd in 1 32; do
+		load "$2" $FW_PARAMS || return
+		SIZE=$((4096 / CPUS))m IOSIZE=$((256 / CPUS))m QD=$qd JOBS=$CPUS \
+			run first_write "qd$qd" "$2" "$1" $J/first_write.fio
+	done
+}
+first_write() {
+	for qd in 1 32; do
+		mkdir -p "$R/first_write/qd$qd"
+		for d in rnull null_blk; do echo "$d: $FW_PARAMS"; done >"$R/first_write/qd$qd/params"
+	done
+	alternate "$ROUNDS" first_write_round rnull null_blk
+}
+
+# The polled QD ladder (io_uring IOPOLL on the poll queue) and the same
+# ladder interrupt-driven (4 us timer completions), 512-byte random reads,
+# batch qd/4 from qd 8 (the io_uring seed's table); one job per vCPU.
+LADDER_PARAMS="irqmode=2 completion_nsec=4000 poll_queues=1 $PEAK_BASE"
+# Subsets (LADDER_MODES="poll", LADDER_QDS="1 8 64"), e.g. to re-measure a change.
+LADDER_MODES=${LADDER_MODES:-poll irq}
+LADDER_QDS=${LADDER_QDS:-1 2 4 8 16 32 64}
+qd_ladder_round() {
+	load "$2" $LADDER_PARAMS || return
+	for mode in $LADDER_MODES; do
+		hipri=0
+		[ $mode = poll ] && hipri=1
+		for qd in $LADDER_QDS; do
+			b=1
+			[ $qd -ge 8 ] && b=$((qd / 4))
+			RUNTIME=$PEAK_RUNTIME RAMP=$PEAK_RAMP HIPRI=$hipri QD=$qd BATCH=$b JOBS=$CPUS \
+				run qd_ladder "$mode-qd$qd" "$2" "$1" $J/qd_ladder.fio
+		done
+	done
+}
+qd_ladder() {
+	for mode in $LADDER_MODES; do
+		for qd in $LADDER_QDS; do
+			mkdir -p "$R/qd_ladder/$mode-qd$qd"
+			for d in rnull null_blk; do echo "$d: $LADDER_PARAMS"; done \
+				>"$R/qd_ladder/$mode-qd$qd/params"
+		done
+	done
+	alternate "$HALF" qd_ladder_round rnull null_blk
+}
+
+# Shared tags that bind: 4 devices on one hardware queue each, a job per
+# device and vCPU at iodepth 32 (demand 128 per device), 32 tags for all of
+# them: blk-mq's shared tag set (`shared`, both drivers), rnull's host
+# budget under each policy host/policy lists (`host-<policy>`), and a tag
+# set per device of the same depth (`per-device`, both drivers), where only
+# each device's own 32 tags bind. One fio job name per device (d0..d3), so
+# the report has each device's share.
+BIND_BASE="irqmode=0 submit_queues=1 nr_devices=4 hw_queue_depth=32"
+bind_params() {
+	case "$1" in
+	per-device) echo "$BIND_BASE" ;;
+	shared) echo "$BIND_BASE shared_tags=1" ;;
+	host-*) echo "$BIND_BASE host_queue_depth=32 tag_policy=${1#host-}" ;;
+	esac
+}
+bind_tags_round() {
+	case "$2" in
+	host-*) drivers=rnull ;;
+	*) drivers=$(rotate "$1" rnull null_blk) ;;
+	esac
+	for d in $drivers; do
+		load "$d" $(bind_params "$2") || continue
+		p=rnullb
+		[ "$d" = null_blk ] && p=nullb
+		devs=""
+		for i in 0 1 2 3; do
+			devs="$devs --name=d$i --filename=/dev/$p$i"
+		done
+		# $devs unquoted: one word per option. Each --name has numjobs
+		# jobs, job N on CPU N.
+		run bind_tags "$2" "$d" "$1" --direct=1 --rw=randread --bs=4k --ioengine=io_uring \
+			--thread --gtod_reduce=1 --iodepth=32 --time_based --runtime=$PEAK_RUNTIME \
+			--ramp_time=$PEAK_RAMP --numjobs=$CPUS --cpus_allowed=0-$LASTCPU \
+			--cpus_allowed_policy=split $devs
+	done
+}
+bind_tags() {
+	variants="per-device shared"
+	for p in $(host_policies); do variants="$variants host-$p"; done
+	# A subset (BIND_VARIANTS="shared host-fair ..."), e.g. to re-measure a change.
+	variants=${BIND_VARIANTS:-$variants}
+	for v in $variants; do
+		mkdir -p "$R/bind_tags/$v"
+		case "$v" in
+		host-*) echo "rnull: $(bind_params "$v")" ;;
+		*) for d in rnull null_blk; do echo "$d: $(bind_params "$v")"; done ;;
+		esac >"$R/bind_tags/$v/params"
+		# A host-budget row's null_blk is blk-mq's own sharing.
+		case "$v" in host-*) echo shared >"$R/bind_tags/$v/ref" ;; esac
+	done
+	# $variants unquoted: one word per variant.
+	alternate "$ROUNDS" bind_tags_round $variants
+}
 
 bench_start=$(cut -d' ' -f1 /proc/uptime)
 for s in $SCENARIOS; do

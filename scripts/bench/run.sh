@@ -6,7 +6,11 @@
 # Environment: KDIR, CLOCK (virtual: time counted in guest instructions, the
 # default; wall: multi-threaded TCG on the host clock), CPUS (guest vCPUs,
 # default 2), PEAK_CPUS (vCPU counts of the peak matrix, default "1 4"),
-# SLICE_CPUS (vCPUs of the slices scenario, default 8: a job per vCPU), MEM,
+# SLICE_CPUS (vCPUs of the slices scenario, default 8: a job per vCPU),
+# BIND_CPUS (vCPUs of bind_tags, default 4: a job per device and vCPU),
+# BIND_VARIANTS (variants of bind_tags, default: all), LADDER_MODES and
+# LADDER_QDS (qd_ladder's modes, default "poll irq", and depths, default
+# "1 2 4 8 16 32 64"), MEM,
 # ROUNDS (virtual 2, wall 5), RUNTIME (seconds per fio run: virtual 2, wall
 # 5), SCENARIOS (default: all), POLICIES_SUBS (sub-scenarios of `policies`,
 # default: all), SLICE_WORKLOADS (the slice table's workloads, default
@@ -51,7 +55,7 @@ main() {
 		fi
 	fi
 	fair_ns=${FAIR_COMPLETION_NS:-10000000}
-	scenarios=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost}
+	scenarios=${SCENARIOS:-peak qd_sweep shared_tags memory starvation hotpath fairness block035 policies policy_switch slices slice_clock slice_single slice_cost first_write qd_ladder bind_tags}
 	record=${RECORD:-0}
 	case "$record" in
 	0 | 1) ;;
@@ -67,16 +71,19 @@ main() {
 	out="out/bench/$stamp"
 	mkdir -p "$out/raw"
 	start=$SECONDS
-	# The peak matrix runs at 1 and PEAK_CPUS vCPUs (one hardware queue per
-	# vCPU), the slice table at SLICE_CPUS; everything else at CPUS. One
-	# guest boot per vCPU count.
+	# The peak matrix and its first-write and QD-ladder rows run at
+	# PEAK_CPUS vCPUs (one hardware queue per vCPU), the slice table at
+	# SLICE_CPUS, binding shared tags at BIND_CPUS; everything else at CPUS.
+	# One guest boot per vCPU count.
 	cpus=${CPUS:-2}
 	# boot_cpus SCENARIO: the vCPU counts it runs at. The slice table pins
 	# each of up to 8 jobs to a vCPU of its own: a software queue each, as
 	# the slice scheduler and BFQ need to tell the jobs apart.
 	boot_cpus() {
 		case "$1" in
-		peak) echo "${PEAK_CPUS:-1 4}" ;;
+		peak | first_write | qd_ladder) echo "${PEAK_CPUS:-1 4}" ;;
+		# Four devices, a job per device and vCPU.
+		bind_tags) echo "${BIND_CPUS:-4}" ;;
 		slices) echo "${SLICE_CPUS:-8}" ;;
 		*) echo "$cpus" ;;
 		esac
@@ -104,6 +111,8 @@ main() {
 			--env "SLICE_START=${SLICE_START:-completion}" \
 			--env "SLICE_SCHEDS=${SLICE_SCHEDS-mq-deadline kyber bfq bfq-idle0 bfq-lowlat0}" \
 			--env "PEAK_CONFIGS=${PEAK_CONFIGS:-}" --env "POLICIES_SUBS=${POLICIES_SUBS:-}" \
+			--env "BIND_VARIANTS=${BIND_VARIANTS:-}" --env "LADDER_MODES=${LADDER_MODES:-}" \
+			--env "LADDER_QDS=${LADDER_QDS:-}" \
 			--env "SLICE_WORKLOADS=${SLICE_WORKLOADS:-}" |
 			grep --line-buffered '^bench:' || true
 		mkdir -p "$out/raw/c$n"
@@ -130,7 +139,7 @@ main() {
 	  "kernel": "$(make -s -C "$kdir" kernelversion 2>/dev/null || echo 6.12)",
 	  "commit": $commit_json,
 	  "host": "$host",
-	  "command": "make bench${RECORD:+ RECORD=$record} CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}",
+	  "command": "make bench${RECORD:+ RECORD=$record} CLOCK=$clock CPUS=$cpus${PEAK_CPUS:+ PEAK_CPUS='$PEAK_CPUS'} ROUNDS=$rounds RUNTIME=$runtime SCENARIOS='$scenarios'${PEAK_CONFIGS:+ PEAK_CONFIGS='$PEAK_CONFIGS'}${POLICIES_SUBS:+ POLICIES_SUBS='$POLICIES_SUBS'}${SLICES_US:+ SLICES_US='$SLICES_US'}${SLICE_WORKLOADS:+ SLICE_WORKLOADS='$SLICE_WORKLOADS'}${SLICE_CPUS:+ SLICE_CPUS=$SLICE_CPUS}${BIND_CPUS:+ BIND_CPUS=$BIND_CPUS}${BIND_VARIANTS:+ BIND_VARIANTS='$BIND_VARIANTS'}${LADDER_MODES:+ LADDER_MODES='$LADDER_MODES'}${LADDER_QDS:+ LADDER_QDS='$LADDER_QDS'}",
 	  "wall_seconds": $wall,
 	  "scenarios": {
 	    "peak": {"title": "Peak matrix: 4k random, io_uring, gtod_reduce, one hardware queue of depth 256 per vCPU, numjobs = vCPUs"},
@@ -147,6 +156,9 @@ main() {
 	    "slice_mix": {"title": "The mix: one random reader among seven sequential readers on the rotational model (rotational_model=1 gb=16), per job"},
 	    "slice_clock": {"title": "Slice clock from selection vs from first completion: 250 us, sequential read, rotational_model=1 gb=16"},
 	    "slice_single": {"title": "One sequential stream (1 job, libaio, iodepth 1) under time slices, rotational_model=1 gb=16"},
+	    "first_write": {"title": "First writes: a fresh memory-backed device (gb=4) per run, 4k randwrite on never-written pages, io_uring, gtod_reduce, numjobs = vCPUs, 256 MiB in all"},
+	    "qd_ladder": {"title": "Polled (io_uring IOPOLL) and interrupt QD ladders: 512 B randread, irqmode=2 completion_nsec=4000 poll_queues=1, batch = qd/4 from qd 8, numjobs = vCPUs"},
+	    "bind_tags": {"title": "Shared tags that bind: 4 devices, a job per device and vCPU at iodepth 32, 32 tags for all (blk-mq shared tag set or rnull's host budget), irqmode 0"},
 	    "slice_cost": {"title": "Peak IOPS with the rotational model off: time_slice_us 0 and 250 vs C null_blk (4k randread, io_uring, irqmode 0)"}
 	  }
 	}

@@ -9,6 +9,7 @@ import shutil
 
 from common import WARNINGS, warn
 from matrix import matrix_json
+from bindtable import bind_cells, bind_json
 from policies import policy_cells
 
 CSV_FIELDS = [
@@ -51,6 +52,7 @@ def write_json(rows, verd, tls, meta, plots, path, clock, matrix=(), source=None
         "verdicts": verd,
         "peak_matrix": matrix_json(matrix),
         "policies": policy_cells(rows),
+        "bind_tags": bind_json(bind_cells(rows)),
         "policy_switch": [{"cpus": t.cpus, "driver": t.driver, "variant": t.variant,
                            "switches": [{"t_ms": a, "policy": b} for a, b in t.switches],
                            "segments": t.segments} for t in tls],

@@ -4,11 +4,12 @@ verdicts."""
 
 from __future__ import annotations
 
+from bindtable import bind_cells
 from clocks import CANNOT_SHOW, WALL
 from common import WARNINGS, dig, ordered
 from fmt import fmt_ci, fmt_cmp, fmt_iops, fmt_mibs, fmt_ratio, fmt_us, md_escape
 from header import header
-from names import PER_JOB_SCENARIOS, RATIO_HEAD, REF_DRIVER, SCENARIO_ORDER, SLICE_WORKLOADS
+from names import BIND_DEVICES, BIND_REF_VARIANT, PER_JOB_SCENARIOS, RATIO_HEAD, REF_DRIVER, SCENARIO_ORDER, SLICE_WORKLOADS
 from parse import PCT_KEYS
 from plots import scenario_title
 from policies import SUB_LABEL, SUB_WHAT, policy_cells
@@ -201,6 +202,29 @@ def policies_table(cells, clock):
     return what + [""] + caption(cap, clock) + md_table(head, body) + [""]
 
 
+def bind_table(cells, clock):
+    """`bind_tags` as one table: each variant's total IOPS, each device's
+    share of it, and the total against null_blk on blk-mq's shared tags."""
+    multi = len({c["cpus"] for c in cells}) > 1
+    head = ((["vCPUs"] if multi else []) + ["tags", "driver", "total IOPS"]
+            + [f"{d} share" for d in BIND_DEVICES]
+            + [f"total vs null_blk {BIND_REF_VARIANT}"])
+    body = []
+    for c in cells:
+        t = c["total"]
+        shares = [("–" if t is None or t["shares"][d] is None else f"{t['shares'][d]:.1%}")
+                  for d in BIND_DEVICES]
+        body.append(([str(c["cpus"])] if multi else [])
+                    + [md_escape(c["variant"]), md_escape(c["driver"]),
+                       "–" if t is None else fmt_iops(t["iops_mean"])] + shares
+                    + ["–" if c["vs_ref"] is None else fmt_cmp(c["vs_ref"], clock)])
+    cap = ("Shared tags that bind: total IOPS of the 4 devices (mean over rounds), each "
+           "device's share of it, and the total against C null_blk on blk-mq's shared tag "
+           f"set (`{BIND_REF_VARIANT}`); `per-device`: a tag set per device of the same depth; "
+           "`host-<policy>`: rnull's host budget of the same depth under that policy")
+    return caption(cap, clock) + md_table(head, body) + [""]
+
+
 def params_details(rows, clock):
     """The module parameters of each run (the `params` files), folded."""
     seen = set()
@@ -275,6 +299,9 @@ def write_md(rows, verd, tls, meta, plots, path, clock=WALL, boots=(), matrix=()
         cells = policy_cells(scen_rows[scen]) if scen == "policies" else []
         if cells:
             L += policies_table(cells, clock) + params_details(scen_rows[scen], clock)
+        if scen == "bind_tags" and scen in scen_rows:
+            cells = bind_cells(scen_rows[scen])
+            L += bind_table(cells, clock) + params_details(scen_rows[scen], clock)
         if (scen == "peak" and matrix) or cells:
             L += ([f"<details><summary>All {scen} runs</summary>", ""]
                   + scenario_table(scen_rows[scen], scen, clock) + ["", "</details>", ""])

@@ -9,7 +9,7 @@ from common import natural_key, ordered
 SCENARIO_ORDER = [
     "peak", "qd_sweep", "shared_tags", "memory", "starvation", "hotpath",
     "fairness", "block035", "policies", "slices", "slice_mix", "slice_clock", "slice_single",
-    "slice_cost", "policy_switch",
+    "slice_cost", "policy_switch", "first_write", "qd_ladder", "bind_tags",
 ]
 # bench/results/<family>/ keeps the reference run of one `make bench`
 # scenario; its report also has the scenarios that scenario's runs write
@@ -32,6 +32,14 @@ PEAK_MATRIX = (
 )
 PEAK_MATRIX_RE = re.compile(r"^(irq\d+|mem-(read|write)|host-\w+|ts\d+)-qd\d+$")
 
+# The QD ladders: polled (io_uring IOPOLL) and interrupt-driven.
+LADDER_QDS = (1, 2, 4, 8, 16, 32, 64)
+LADDER_VARIANTS = [f"{m}-qd{q}" for m in ("poll", "irq") for q in LADDER_QDS]
+# Binding shared tags: one fio job name per device; the host-budget rows
+# are set beside blk-mq's shared tag set (their `ref`).
+BIND_DEVICES = ["d0", "d1", "d2", "d3"]
+BIND_REF_VARIANT = "shared"
+
 VARIANT_ORDER = {
     "peak": ["qd1", "qd32"] + PEAK_MATRIX,
     "shared_tags": ["per-device", "shared"],
@@ -39,18 +47,24 @@ VARIANT_ORDER = {
     "hotpath": ["tags-off"] + POLICY_ORDER,
     "fairness": POLICY_ORDER,
     "block035": POLICY_ORDER,
+    "first_write": ["qd1", "qd32"],
+    "qd_ladder": LADDER_VARIANTS,
+    "bind_tags": ["per-device", "shared"] + [f"host-{p}" for p in POLICY_ORDER],
 }
 # Scenario `policies`: variants `<sub-scenario>-<policy>`, sub-scenarios in
 # this order.
 POLICIES_SUBS = ["kuai", "busch", "qd1_alone", "qd32_split", "block035", "latencies"]
 
 # Scenarios without group_reporting: one row per fio job.
-PER_JOB_SCENARIOS = {"fairness", "block035", "policies", "slice_mix"}
+PER_JOB_SCENARIOS = {"fairness", "block035", "policies", "slice_mix", "bind_tags"}
 JOB_ORDER = {"fairness": ["A", "B"], "block035": ["fast", "slow"],
              "policies": ["A", "B", "heavy", "light", "a", "b", "fast", "slow",
                           "100us", "1ms", "10ms"],
-             "slice_mix": ["rand", "seq"]}
+             "slice_mix": ["rand", "seq"], "bind_tags": BIND_DEVICES}
 REF_DRIVER = "null_blk"
+# Scenarios whose every rnull row is judged against null_blk's, as the
+# peak matrix's.
+AHEAD_SCENARIOS = ("first_write", "qd_ladder")
 HOTPATH_REF_VARIANT = "tags-off"
 # Header of the ratio column where the reference is not C null_blk.
 RATIO_HEAD = {

@@ -65,6 +65,9 @@ COMPARE_AGREE_REL = 0.005
 # applies on that clock only.
 SCENARIO_THRESHOLDS = {
     "peak": ("PEAK_AHEAD_RATIO", "HOST_COST_FLOOR", "CONFIDENCE"),
+    "first_write": ("PEAK_AHEAD_RATIO", "CONFIDENCE"),
+    "qd_ladder": ("PEAK_AHEAD_RATIO", "CONFIDENCE"),
+    "bind_tags": ("PEAK_AHEAD_RATIO", "CONFIDENCE"),
     "hotpath": ("VIRTUAL_EQUAL_REL", "CONFIDENCE"),
     "slice_cost": ("VIRTUAL_EQUAL_REL", "CONFIDENCE"),
     "fairness": ("FAIRNESS_TARGET_RATIO", "FAIRNESS_LAT_FACTOR"),

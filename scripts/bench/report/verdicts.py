@@ -16,9 +16,11 @@ from __future__ import annotations
 from clocks import VIRTUAL
 from common import dig, natural_key, num, ordered, warn
 from fmt import fmt_cmp, fmt_iops, fmt_mibs, fmt_ratio, fmt_us
-from names import DRIVER_ORDER, HOTPATH_REF_VARIANT, POLICIES_SUBS, POLICY_ORDER
+from bindtable import bind_cells
+from names import (AHEAD_SCENARIOS, BIND_REF_VARIANT, DRIVER_ORDER, HOTPATH_REF_VARIANT,
+                   POLICIES_SUBS, POLICY_ORDER, REF_DRIVER)
 from policies import SUB_LABEL, find_cell, policy_cells
-from rows import by_cpus, by_scenario, find_row, ratio_res, row_ratio, slice_cells
+from rows import by_cpus, by_scenario, find_row, ratio_res, row_cmp, row_ratio, slice_cells
 from stats import ratio_spread
 from thresholds import (BUSCH_KEEP_FLOOR, BUSCH_KEEP_POLICIES, BUSCH_LOSE_CEILING,
                         BUSCH_LOSE_POLICIES, CONFIDENCE, FAIRNESS_LAT_FACTOR,
@@ -175,6 +177,11 @@ def boot_verdicts(rows: list[dict], meta: dict, clock: str) -> dict:
         out["slice_cost"] = slice_cost_verdicts(rows, scen_rows["slice_cost"], clock)
     if "slices" in scen_rows:
         out["slices"] = slice_verdicts(scen_rows["slices"])
+    for scen in AHEAD_SCENARIOS:
+        if scen in scen_rows:
+            out[scen] = ahead_verdicts(scen_rows[scen], clock)
+    if "bind_tags" in scen_rows:
+        out["bind_tags"] = bind_verdicts(bind_cells(scen_rows["bind_tags"]), clock)
     if "slice_single" in scen_rows:
         out["slice_single"] = [
             judge("single_job", r["ratio"], SLICE_LOSS_FLOOR, r.get("ratio_res"),
@@ -437,6 +444,27 @@ def slice_verdicts(rs):
 
 
 PEAK_WORDS = {"above": "ahead", "below": "behind", "straddles": "indistinguishable"}
+
+
+def ahead_verdicts(rs, clock):
+    """Every rnull row ahead of null_blk's row of the same variant, as the
+    peak matrix's rows (first writes, the QD ladders)."""
+    return [target_verdict("rnull_vs_null_blk", row_cmp(r), clock, PEAK_AHEAD_RATIO,
+                           f"{r['variant']}: rnull/null_blk", PEAK_WORDS, variant=r["variant"])
+            for r in rs
+            if r["driver"] == "rnull" and r["ref"] == REF_DRIVER and r["ratio"] is not None]
+
+
+def bind_verdicts(cells, clock):
+    """rnull's total IOPS on blk-mq's shared tag set ahead of null_blk's on
+    the same; the host budget's rows are shown beside it, not judged (null_blk
+    has no budget)."""
+    return [target_verdict("rnull_vs_null_blk", c["vs_ref"], clock, PEAK_AHEAD_RATIO,
+                           f"{c['variant']}: rnull/null_blk, total of 4 devices", PEAK_WORDS,
+                           variant=c["variant"])
+            for c in cells
+            if c["variant"] == BIND_REF_VARIANT and c["driver"] == "rnull" and c["vs_ref"]
+            and c["vs_ref"]["ratio"] is not None]
 HOST_WORDS = {"above": f"costs ≤ {1 - HOST_COST_FLOOR:.0%}",
               "below": f"costs > {1 - HOST_COST_FLOOR:.0%}",
               "straddles": f"indistinguishable from a {1 - HOST_COST_FLOOR:.0%} cost"}
