@@ -41,6 +41,21 @@ impl DeviceData {
     /// block's first logical block, as null_blk's does.
     #[inline(always)]
     fn execute(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>, op: Op) -> Status {
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        if let Some(zones) = &self.zones {
+            return self.execute_zoned(zones, ctx, rq);
+        }
+        self.execute_data(ctx, rq, op)
+    }
+
+    /// [`Self::execute`] but for the zones: the data and the bad blocks.
+    #[inline(always)]
+    pub(crate) fn execute_data(
+        &self,
+        ctx: &Dispatch<'_>,
+        rq: &Request<RNullOps>,
+        op: Op,
+    ) -> Status {
         // Inline: a device that keeps no data and has no bad blocks (the
         // peak benchmark's) decides here, without a call.
         if self.store.is_none() && self.badblocks.is_none() {
@@ -56,7 +71,7 @@ impl DeviceData {
     fn execute_stored(&self, ctx: &Dispatch<'_>, rq: &Request<RNullOps>) -> Status {
         let info = rq.info();
         let hit = match &self.badblocks {
-            Some(bb) if !matches!(info.op, Op::Flush | Op::Other) => {
+            Some(bb) if !matches!(info.op, Op::Flush | Op::Other) && !info.op.is_zone_mgmt() => {
                 bb.check(info.sector, info.bytes >> 9).map(|bad| (bb, bad))
             }
             _ => None,
@@ -99,8 +114,13 @@ impl DeviceData {
         };
         let done = match (&self.cache, info.op) {
             (_, Op::Other) => return Status::NOT_SUPPORTED,
+            // The zones are the zone operations' only state.
+            (
+                _,
+                Op::ZoneOpen | Op::ZoneClose | Op::ZoneFinish | Op::ZoneReset | Op::ZoneResetAll,
+            ) => return Status::OK,
             (None, Op::Read) => store.transfer(ctx, rq, false, limit),
-            (None, Op::Write) => store.transfer(ctx, rq, true, limit),
+            (None, Op::Write | Op::ZoneAppend) => store.transfer(ctx, rq, true, limit),
             (None, Op::Discard | Op::WriteZeroes) => {
                 store.discard(info.sector, limit);
                 Ok(())
@@ -108,7 +128,7 @@ impl DeviceData {
             // Without a cache there is nothing to write back.
             (None, Op::Flush) => Ok(()),
             (Some(cache), Op::Read) => cache.transfer(store, rq, Access::Read, limit),
-            (Some(cache), Op::Write) => {
+            (Some(cache), Op::Write | Op::ZoneAppend) => {
                 let access = if info.fua {
                     Access::WriteFua
                 } else {
@@ -131,7 +151,7 @@ impl DeviceData {
 }
 
 /// Writes `cache` back to `store` for the flush `rq`, from where its last
-/// dispatch left off; [`FLUSH_PARTLY`] if pages are left for a later one.
+/// dispatch left off; [`DISPATCH_AGAIN`] if pages are left for a later one.
 #[cold]
 fn flush(
     cache: &WriteCache,
@@ -144,7 +164,7 @@ fn flush(
     match done {
         Ok(Flushed::Partly) => {
             rq.data().set_flush_from(from);
-            FLUSH_PARTLY
+            DISPATCH_AGAIN
         }
         Ok(Flushed::Done) => {
             rq.data().set_flush_from(0);
@@ -162,11 +182,12 @@ fn flush(
     }
 }
 
-/// What [`flush`] returns for a flush that wrote back its share of pages
-/// for one dispatch where it may not sleep: `queue_rq` gives it back to
-/// blk-mq to be dispatched again at once, to go on from where it stopped.
-/// Never an end status.
-const FLUSH_PARTLY: Status = Status::DEV_RESOURCE;
+/// What [`DeviceData::execute`] returns for a request to be dispatched
+/// again at once, not counted as short of memory: a flush that wrote back
+/// its share of pages for one dispatch where it may not sleep (to go on
+/// from where it stopped), or a zoned request that met another
+/// operation's half-done step on its zone (`zoned`). Never an end status.
+pub(crate) const DISPATCH_AGAIN: Status = Status::DEV_RESOURCE;
 
 /// What [`DeviceData::execute`] returns for a request that needed memory
 /// it could not have at once (a page allocated without sleeping, under
@@ -348,7 +369,7 @@ impl Operations for RNullOps {
             } else {
                 rq.data().clear_nomem();
             }
-            if status == FLUSH_PARTLY {
+            if status == DISPATCH_AGAIN {
                 // The smallest delay: the kick runs from kblockd, after
                 // this dispatch has left blk-mq's RCU read side.
                 rq.requeue_after(0);
@@ -367,7 +388,7 @@ impl Operations for RNullOps {
         // queued ahead of it but adds nothing.
         let delay = if limited {
             let bytes = match info.op {
-                Op::Read | Op::Write => info.bytes,
+                Op::Read | Op::Write | Op::ZoneAppend => info.bytes,
                 _ => 0,
             };
             dev.bandwidth().map(|b| b.reserve(bytes))

@@ -7,6 +7,7 @@ use crate::{
     params,
     rdisk::{disk::DiskParams, slice::SliceStart},
     rtags::policy::Policy,
+    rzone::config::ZonedParams,
 };
 use kernel::{prelude::*, str::CStr};
 
@@ -75,6 +76,8 @@ pub(crate) struct Config {
     pub(crate) virt_boundary: bool,
     /// One tag bitmap for all hardware queues (`BLK_MQ_F_TAG_HCTX_SHARED`).
     pub(crate) shared_tag_bitmap: bool,
+    /// The zoned parameters of a zoned device (`zoned=1`), checked.
+    pub(crate) zoned: Option<ZonedParams>,
 }
 
 /// Converts a parameter already range-checked at set time.
@@ -177,6 +180,51 @@ pub(crate) fn per_node_queues(submit_queues: u32, who: Who<'_>) -> u32 {
     nodes
 }
 
+/// The zoned module parameters of a device of `size_mib` MiB and blocks of
+/// `block_size` bytes, if `zoned=1`, checked ([`check_zoned`]).
+fn zoned_params(size_mib: u64, block_size: u32) -> Result<Option<ZonedParams>> {
+    if params::ZONED.get() == 0 {
+        return Ok(None);
+    }
+    let v = |p: &IntParam| u64::try_from(p.get()).map_err(|_| EINVAL);
+    let n = |p: &IntParam| u32::try_from(p.get()).map_err(|_| EINVAL);
+    let p = ZonedParams {
+        size_mib,
+        blocksize: block_size,
+        zone_size: v(&params::ZONE_SIZE)?,
+        zone_capacity: v(&params::ZONE_CAPACITY)?,
+        zone_nr_conv: n(&params::ZONE_NR_CONV)?,
+        zone_max_open: n(&params::ZONE_MAX_OPEN)?,
+        zone_max_active: n(&params::ZONE_MAX_ACTIVE)?,
+        zone_append_max_sectors: n(&params::ZONE_APPEND_MAX_SECTORS)?,
+        zone_full: params::ZONE_FULL.get() != 0,
+    };
+    check_zoned(p, Who(None)).map(Some)
+}
+
+/// The zoned parameters `p` checked with null_blk's rules and adjusted as
+/// null_blk adjusts them (its messages logged), a refusal naming the
+/// parameter. A kernel without `CONFIG_BLK_DEV_ZONED` refuses the device,
+/// not the load or the settings (as null_blk's).
+pub(crate) fn check_zoned(mut p: ZonedParams, who: Who<'_>) -> Result<ZonedParams> {
+    match p.validate(|a| pr_info!("{who}{a}\n")) {
+        Ok(geo) => {
+            // What null_blk's device holds after its adjustments; checked
+            // again, they are kept as they are.
+            p.zone_capacity = geo.capacity_sectors >> 11;
+            p.zone_nr_conv = geo.nr_conv;
+            p.zone_max_open = geo.max_open;
+            p.zone_max_active = geo.max_active;
+            p.zone_append_max_sectors = geo.append_max_sectors;
+            Ok(p)
+        }
+        Err(e) => {
+            pr_err!("{who}{e} ({})\n", Errno(EINVAL));
+            Err(EINVAL)
+        }
+    }
+}
+
 impl Config {
     /// Whether fault injection is on (kept off the request path otherwise).
     pub(crate) fn injects_faults(&self) -> bool {
@@ -239,19 +287,25 @@ impl Config {
             pr_err!("host_mbps={host_mbps} needs host_queue_depth (1..=1024): the host link belongs to the host budget\n");
             return Err(EINVAL);
         }
+        let block_size = param_u32(params::BS.get())?;
+        let zoned = zoned_params(size_mib, block_size)?;
         Ok(Self {
             nr_devices: param_u32(params::NR_DEVICES.get())?,
             submit_queues,
             poll_queues,
             hw_queue_depth: param_u32(params::HW_QUEUE_DEPTH.get())?,
-            block_size: param_u32(params::BS.get())?,
+            block_size,
             size_mib,
             irqmode,
             completion_nsec: u64::try_from(params::COMPLETION_NSEC.get()).map_err(|_| EINVAL)?,
             memory_backed,
             cache_size_mib: u64::try_from(params::CACHE_SIZE.get()).map_err(|_| EINVAL)?,
             shared_tags: params::SHARED_TAGS.get() != 0,
-            blocking: params::BLOCKING.get() != 0,
+            // A zoned memory-backed device allocates its pages sleeping
+            // (as null_blk's memory-backed devices): a write whose page
+            // cannot be had at once cannot be retried, its zone's write
+            // pointer having moved.
+            blocking: params::BLOCKING.get() != 0 || (memory_backed && zoned.is_some()),
             rotational: params::ROTATIONAL.get() != 0 || model.is_some(),
             discard: params::DISCARD.get() != 0,
             fua: params::FUA.get() != 0,
@@ -281,6 +335,7 @@ impl Config {
             use_per_node_hctx,
             virt_boundary: params::VIRT_BOUNDARY.get() != 0,
             shared_tag_bitmap: params::SHARED_TAG_BITMAP.get() != 0,
+            zoned,
         })
     }
 

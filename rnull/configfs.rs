@@ -30,10 +30,12 @@
 //! lists `first count` per range); a running device fails the requests
 //! that touch a bad range.
 
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+use crate::rzone::{cond::Cond, zones::CondError};
 use crate::{
     config::{
-        clamp_poll_queues, disk_params, model_poll_queues, per_node_queues, queue_mode, Config,
-        IrqMode, Who,
+        check_zoned, clamp_poll_queues, disk_params, model_poll_queues, per_node_queues,
+        queue_mode, Config, IrqMode, Who,
     },
     device::{Device, Registry},
     device_data::Backing,
@@ -51,6 +53,7 @@ use crate::{
         ratelimit::RateLimit,
     },
     params,
+    rzone::config::ZonedParams,
 };
 use core::fmt::Write;
 use kernel::{
@@ -168,6 +171,10 @@ enum Kind {
     Power,
     /// `badblocks`: a table of bad ranges, changed at any time.
     BadBlocks,
+    /// `zone_readonly`, `zone_offline`: write-only, a sector whose zone
+    /// takes the condition; only while powered on and zoned.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    ZoneCond(Cond),
 }
 
 /// A setting: its values, how it is shown and set, and what a write does
@@ -248,9 +255,12 @@ fn online_node(_registry: &Registry, v: i64) -> Option<&'static str> {
     (!numa::is_home_node(node)).then_some("the node is not online")
 }
 
+/// The zoned attributes: only where the kernel has zoned devices.
+const ZONED_ATTRS: usize = if cfg!(CONFIG_BLK_DEV_ZONED) { 10 } else { 0 };
+
 /// The attributes of a device directory, alphabetical (as `features`
 /// lists them); an attribute's index here is its id.
-const TABLE: [Attribute; 30] = [
+const TABLE: [Attribute; 30 + ZONED_ATTRS] = [
     Attribute {
         name: c_str!("badblocks"),
         kind: Kind::BadBlocks,
@@ -361,15 +371,67 @@ const TABLE: [Attribute; 30] = [
     ),
     setting(c_str!("use_per_node_hctx"), flag!(use_per_node_hctx)),
     setting(c_str!("virt_boundary"), flag!(virt_boundary)),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(
+        c_str!("zone_append_max_sectors"),
+        number!(
+            zone_append_max_sectors,
+            params::ZONE_APPEND_MAX_SECTORS.range()
+        ),
+    ),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(
+        c_str!("zone_capacity"),
+        number!(zone_capacity, params::ZONE_CAPACITY.range()),
+    ),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(c_str!("zone_full"), flag!(zone_full)),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(
+        c_str!("zone_max_active"),
+        number!(zone_max_active, params::ZONE_MAX_ACTIVE.range()),
+    ),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(
+        c_str!("zone_max_open"),
+        number!(zone_max_open, params::ZONE_MAX_OPEN.range()),
+    ),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(
+        c_str!("zone_nr_conv"),
+        number!(zone_nr_conv, params::ZONE_NR_CONV.range()),
+    ),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    Attribute {
+        name: c_str!("zone_offline"),
+        kind: Kind::ZoneCond(Cond::Offline),
+    },
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    Attribute {
+        name: c_str!("zone_readonly"),
+        kind: Kind::ZoneCond(Cond::ReadOnly),
+    },
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(
+        c_str!("zone_size"),
+        number!(zone_size, params::ZONE_SIZE.range()),
+    ),
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    setting(c_str!("zoned"), flag!(zoned)),
 ];
 
 /// The file specs of [`TABLE`], for [`AttributeOperations::ATTRS`]: every
-/// attribute is read-write.
+/// attribute is read-write but the zone conditions, write-only.
 const ATTRS: [FileSpec; TABLE.len()] = {
     let mut files = [FileSpec::new(c_str!(""), 0); TABLE.len()];
     let mut i = 0;
     while i < TABLE.len() {
-        files[i] = FileSpec::new(TABLE[i].name, 0o644);
+        let mode = match TABLE[i].kind {
+            #[cfg(CONFIG_BLK_DEV_ZONED)]
+            Kind::ZoneCond(_) => 0o200,
+            _ => 0o644,
+        };
+        files[i] = FileSpec::new(TABLE[i].name, mode);
         i += 1;
     }
     files
@@ -423,6 +485,14 @@ struct Settings {
     use_per_node_hctx: bool,
     virt_boundary: bool,
     shared_tag_bitmap: bool,
+    zoned: bool,
+    zone_size: u64,
+    zone_capacity: u64,
+    zone_nr_conv: u32,
+    zone_max_open: u32,
+    zone_max_active: u32,
+    zone_append_max_sectors: u32,
+    zone_full: bool,
 }
 
 impl Settings {
@@ -459,6 +529,15 @@ impl Settings {
             use_per_node_hctx: c.use_per_node_hctx,
             virt_boundary: c.virt_boundary,
             shared_tag_bitmap: c.shared_tag_bitmap,
+            zoned: params::ZONED.get() != 0,
+            zone_size: u64::try_from(params::ZONE_SIZE.get()).unwrap_or(256),
+            zone_capacity: u64::try_from(params::ZONE_CAPACITY.get()).unwrap_or(0),
+            zone_nr_conv: u32::try_from(params::ZONE_NR_CONV.get()).unwrap_or(0),
+            zone_max_open: u32::try_from(params::ZONE_MAX_OPEN.get()).unwrap_or(0),
+            zone_max_active: u32::try_from(params::ZONE_MAX_ACTIVE.get()).unwrap_or(0),
+            zone_append_max_sectors: u32::try_from(params::ZONE_APPEND_MAX_SECTORS.get())
+                .unwrap_or(i32::MAX as u32),
+            zone_full: params::ZONE_FULL.get() != 0,
         }
     }
 
@@ -523,6 +602,33 @@ impl Settings {
         c.use_per_node_hctx = self.use_per_node_hctx;
         c.virt_boundary = self.virt_boundary;
         c.shared_tag_bitmap = self.shared_tag_bitmap;
+        c.zoned = if self.zoned {
+            let p = check_zoned(
+                ZonedParams {
+                    size_mib: self.size_mib,
+                    blocksize: self.blocksize,
+                    zone_size: self.zone_size,
+                    zone_capacity: self.zone_capacity,
+                    zone_nr_conv: self.zone_nr_conv,
+                    zone_max_open: self.zone_max_open,
+                    zone_max_active: self.zone_max_active,
+                    zone_append_max_sectors: self.zone_append_max_sectors,
+                    zone_full: self.zone_full,
+                },
+                Who(Some(dir)),
+            )?;
+            // Shown after power on as null_blk shows them: adjusted.
+            self.zone_capacity = p.zone_capacity;
+            self.zone_nr_conv = p.zone_nr_conv;
+            self.zone_max_open = p.zone_max_open;
+            self.zone_max_active = p.zone_max_active;
+            self.zone_append_max_sectors = p.zone_append_max_sectors;
+            Some(p)
+        } else {
+            None
+        };
+        // As for the module parameters' devices (`Config::from_params`).
+        c.blocking = self.blocking || (self.memory_backed && self.zoned);
         Ok(c)
     }
 }
@@ -688,6 +794,45 @@ impl DeviceDir {
     }
 }
 
+impl DeviceDir {
+    /// A write to `zone_readonly` or `zone_offline` (`cond`): a sector
+    /// whose zone takes the condition, as null_blk's `zone_cond_store()`;
+    /// refused unless the device is zoned and powered on.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    fn store_zone_cond(
+        &self,
+        what: &AttrName<'_>,
+        log: &RateLimit,
+        input: &[u8],
+        cond: Cond,
+    ) -> Result {
+        let state = self.state.lock();
+        let refuse = |why: &dyn core::fmt::Display| {
+            if log.allow(what) {
+                pr_err!(
+                    "invalid value '{}' for {what}: {why}; nothing changed\n",
+                    Bytes(trim_newline(input))
+                );
+            }
+            Err(EINVAL)
+        };
+        let device = match &state.device {
+            _ if !state.settings.zoned => return refuse(&"the device is not zoned"),
+            None => return refuse(&"the device is not yet powered"),
+            Some(device) => device,
+        };
+        let Some(sector) = parse_i64(strstrip(input)).and_then(|v| u64::try_from(v).ok()) else {
+            return refuse(&"must be a sector, an integer from 0");
+        };
+        match device.set_zone_cond(sector, cond) {
+            None => refuse(&"the device is not zoned"),
+            Some(Ok(())) => Ok(()),
+            Some(Err(CondError::Busy)) => Err(EBUSY),
+            Some(Err(e)) => refuse(&e),
+        }
+    }
+}
+
 impl AttributeOperations for DeviceDir {
     const ATTRS: &'static [FileSpec] = &ATTRS;
 
@@ -696,6 +841,8 @@ impl AttributeOperations for DeviceDir {
             Kind::BadBlocks => return self.badblocks.show(out),
             Kind::Power => i64::from(self.state.lock().device.is_some()),
             Kind::Setting(setting) => (setting.get)(&self.state.lock()),
+            #[cfg(CONFIG_BLK_DEV_ZONED)]
+            Kind::ZoneCond(_) => return Err(EINVAL),
         };
         writeln!(out, "{v}").map_err(|_| EINVAL)
     }
@@ -711,6 +858,8 @@ impl AttributeOperations for DeviceDir {
                 return self.set_power(&mut self.state.lock(), on);
             }
             Kind::Setting(setting) => setting,
+            #[cfg(CONFIG_BLK_DEV_ZONED)]
+            Kind::ZoneCond(cond) => return self.store_zone_cond(&what, log, input, *cond),
         };
         let v = (setting.range)().parse(&what, log, input)?;
         let mut state = self.state.lock();

@@ -312,6 +312,17 @@ impl Device {
         (self.data.config.submit_queues, self.data.config.poll_queues)
     }
 
+    /// `zone_readonly` or `zone_offline` (`cond`) for the zone of `sector`;
+    /// `None` if the device is not zoned.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) fn set_zone_cond(
+        &self,
+        sector: u64,
+        cond: crate::rzone::cond::Cond,
+    ) -> Option<Result<(), crate::rzone::zones::CondError>> {
+        self.data.set_zone_cond(sector, cond)
+    }
+
     /// Changes the device's hardware queues while it runs
     /// (`blk_mq_update_nr_hw_queues`); its own tag set only.
     pub(crate) fn update_queues(&mut self, submit: u32, poll: u32) -> Result {
@@ -343,13 +354,19 @@ fn build_disk(
         .block_size(config.block_size)?
         .max_sectors(config.max_sectors)
         .rotational(config.rotational)
-        .discard(config.discard)
-        .write_zeroes(config.memory_backed)
+        // null_blk ignores discard in zoned mode.
+        .discard(config.discard && config.zoned.is_none())
+        // A write of zeroes would bypass the zones' write pointers.
+        .write_zeroes(config.memory_backed && config.zoned.is_none())
         .write_cache(config.write_cache_mib() > 0)
         .fua(config.fua)
         .virt_boundary(config.virt_boundary);
     if let Some(host) = host {
         builder = builder.waker(host.waker.clone(), index as usize);
+    }
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    if let Some(zones) = &data.zones {
+        builder = builder.zoned::<RNullOps>(crate::zoned::limits(zones.geometry())?);
     }
     let disk = builder.build(format_args!("{name}"), tagset, data.clone())?;
     Ok((disk, data))

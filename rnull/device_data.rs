@@ -5,6 +5,11 @@
 //! [`RNullOps`], the tag set type that ties them together (its callbacks
 //! are in `blk_ops`).
 
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+use crate::rzone::{
+    config::ZonedParams,
+    zones::{Zone, Zones},
+};
 use crate::{
     config::Config,
     face::DiskName,
@@ -88,6 +93,21 @@ pub(crate) struct DeviceData {
     /// has a bad block table (writable while it is on), so only devices of
     /// the module parameters are plain.
     pub(crate) plain: bool,
+    /// The zones of a zoned device (`zoned=1`).
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) zones: Option<Zones<KVec<Zone>>>,
+}
+
+/// The zones of a zoned device of parameters `p` (checked at load), all
+/// in their initial state.
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+fn new_zones(p: &ZonedParams) -> Result<Zones<KVec<Zone>>> {
+    let geo = p.validate(|_| {}).map_err(|_| EINVAL)?;
+    let mut zones = KVec::with_capacity(geo.nr_zones as usize, GFP_KERNEL)?;
+    for _ in 0..geo.nr_zones {
+        zones.push(Zone::new(), GFP_KERNEL)?;
+    }
+    Zones::new(geo, zones).map_err(|_| EINVAL)
 }
 
 impl DeviceData {
@@ -134,11 +154,22 @@ impl DeviceData {
             Some(faults) => faults,
             None => Faults::new()?,
         };
+        #[cfg(not(CONFIG_BLK_DEV_ZONED))]
+        if config.zoned.is_some() {
+            pr_err!("{name}: zoned=1 needs a kernel with CONFIG_BLK_DEV_ZONED\n");
+            return Err(EINVAL);
+        }
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        let zones = match &config.zoned {
+            Some(p) => Some(new_zones(p)?),
+            None => None,
+        };
         let plain = !config.injects_faults()
             && !faults.may_fail()
             && store.is_none()
             && backing.badblocks.is_none()
-            && spindle.is_none();
+            && spindle.is_none()
+            && config.zoned.is_none();
         Ok(Arc::new(
             DeviceData {
                 index,
@@ -161,6 +192,8 @@ impl DeviceData {
                 badblocks: backing.badblocks,
                 faults,
                 plain,
+                #[cfg(CONFIG_BLK_DEV_ZONED)]
+                zones,
             },
             GFP_KERNEL,
         )?)

@@ -40,3 +40,5 @@ pub(crate) mod time;
 pub(crate) mod timer;
 pub(crate) mod wake;
 pub(crate) mod write_cache;
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+pub(crate) mod zoned;

@@ -206,6 +206,31 @@ module_param!(INJECT_REQUEUE_PERCENT: IntParam = IntParam::new(0, IntRange::new(
 module_param!(RQ_TIMEOUT_MS: IntParam = IntParam::new(30_000, IntRange::new(100, 600_000)),
     "rq_timeout_ms", 0o444, "int", "blk-mq request timeout in ms");
 
+// Zoned mode: null_blk's names, units and defaults (`zoned.c`'s rules
+// are rzone's, checked at load: `rzone::config`).
+module_param!(ZONED: IntParam = IntParam::new(0, BOOL),
+    "zoned", 0o444, "int",
+    "host-managed zoned device (needs a kernel with `CONFIG_BLK_DEV_ZONED`)");
+module_param!(ZONE_SIZE: IntParam = IntParam::new(256, IntRange::new(1, MAX_GB * 1024)),
+    "zone_size", 0o444, "ulong", "zone size in MiB, a power of two, at most the device size");
+module_param!(ZONE_CAPACITY: IntParam = IntParam::new(0, IntRange::new(0, MAX_GB * 1024)),
+    "zone_capacity", 0o444, "ulong",
+    "writable part of a zone in MiB, at most `zone_size`; 0 = `zone_size`");
+module_param!(ZONE_NR_CONV: IntParam = IntParam::new(0, IntRange::new(0, u32::MAX as i64)),
+    "zone_nr_conv", 0o444, "uint",
+    "conventional zones at the start of the device; at least one sequential zone is kept");
+module_param!(ZONE_MAX_OPEN: IntParam = IntParam::new(0, IntRange::new(0, u32::MAX as i64)),
+    "zone_max_open", 0o444, "uint",
+    "most open zones, 0 = no limit; disabled if not below the sequential zones, at most `zone_max_active`");
+module_param!(ZONE_MAX_ACTIVE: IntParam = IntParam::new(0, IntRange::new(0, u32::MAX as i64)),
+    "zone_max_active", 0o444, "uint",
+    "most active (open or closed) zones, 0 = no limit; disabled if not below the sequential zones");
+module_param!(ZONE_APPEND_MAX_SECTORS: IntParam = IntParam::new(i32::MAX as i64, IntRange::new(0, i32::MAX as i64)),
+    "zone_append_max_sectors", 0o444, "int",
+    "largest zone append in 512-byte sectors (at most a zone's capacity); 0 = the block layer emulates zone append");
+module_param!(ZONE_FULL: IntParam = IntParam::new(0, BOOL),
+    "zone_full", 0o444, "int", "sequential zones start full");
+
 /// null_blk's fault injection parameters, where the kernel has fault
 /// injection (null_blk's need `CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION`,
 /// which selects both options): each device starts its fault attribute of

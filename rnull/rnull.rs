@@ -40,8 +40,11 @@ mod kapi;
 mod params;
 pub mod rdisk;
 pub mod rtags;
+pub mod rzone;
 mod spindle;
 mod throttle;
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+mod zoned;
 
 face::module! {
     type: RNull,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Userspace tests of the no_std crates rtags and rdisk: unit and property
-# tests, rtags' loom models, clippy on both. Uses the machine's rustup
-# toolchain, not the kernel's rustc.
+# Userspace tests of the no_std crates rtags, rdisk and rzone: unit and
+# property tests, rtags' and rzone's loom models, clippy on each. Uses the
+# machine's rustup toolchain, not the kernel's rustc.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 unset RUSTC RUSTFLAGS
@@ -31,4 +31,12 @@ cd "$top/rdisk"
 echo "== rdisk: cargo test"
 cargo test --quiet 2>&1 || status=1
 clippy rdisk
+
+cd "$top/rzone"
+echo "== rzone: cargo test"
+cargo test --quiet 2>&1 || status=1
+echo "== rzone: loom models"
+CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" \
+	cargo test --quiet --release --test loom 2>&1 || status=1
+clippy rzone
 exit "$status"

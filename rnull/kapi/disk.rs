@@ -2,6 +2,8 @@
 
 //! Disks (`struct gendisk`) on a [`TagSet`], made by a [`DiskBuilder`].
 
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+use super::zoned::{self, Hook, HookFor, ReportZones, ZoneLimits};
 use super::{
     disk_files::{DiskFiles, DiskGroup, HctxFile},
     fmt::{BufWriter, Errno},
@@ -29,28 +31,56 @@ struct Fops(bindings::block_device_operations);
 // SAFETY: the table is immutable and only read by the block layer.
 unsafe impl Sync for Fops {}
 
-static FOPS: Fops = Fops(bindings::block_device_operations {
-    submit_bio: None,
-    open: None,
-    release: None,
-    ioctl: None,
-    compat_ioctl: None,
-    check_events: None,
-    unlock_native_capacity: None,
-    getgeo: None,
-    set_read_only: None,
-    swap_slot_free_notify: None,
-    report_zones: None,
-    devnode: None,
-    alternative_gpt_sector: None,
-    get_unique_id: None,
-    // A static needs a constant: `THIS_MODULE.as_ptr()` is not a `const fn`.
+/// The table with `report_zones` (zoned disks) or without, owned by the
+/// module `owner`.
+const fn fops(
+    report_zones: Option<
+        unsafe extern "C" fn(
+            *mut bindings::gendisk,
+            bindings::sector_t,
+            u32,
+            bindings::report_zones_cb,
+            *mut c_void,
+        ) -> i32,
+    >,
+    owner: *mut bindings::module,
+) -> Fops {
+    Fops(bindings::block_device_operations {
+        submit_bio: None,
+        open: None,
+        release: None,
+        ioctl: None,
+        compat_ioctl: None,
+        check_events: None,
+        unlock_native_capacity: None,
+        getgeo: None,
+        set_read_only: None,
+        swap_slot_free_notify: None,
+        report_zones,
+        devnode: None,
+        alternative_gpt_sector: None,
+        get_unique_id: None,
+        owner,
+        pr_ops: core::ptr::null_mut(),
+        free_disk: None,
+        poll_bio: None,
+    })
+}
+
+// A static needs a constant: `THIS_MODULE.as_ptr()` is not a `const fn`.
+static FOPS: Fops = fops(
+    None,
     // SAFETY: `__this_module` is this module's `struct module`.
-    owner: unsafe { super::param::__this_module.get() },
-    pr_ops: core::ptr::null_mut(),
-    free_disk: None,
-    poll_bio: None,
-});
+    unsafe { super::param::__this_module.get() },
+);
+
+/// The table of zoned disks.
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+static ZONED_FOPS: Fops = fops(
+    Some(zoned::report_zones_callback),
+    // SAFETY: as for `FOPS`.
+    unsafe { super::param::__this_module.get() },
+);
 
 static DISK_LOCK_CLASS: LockClass = LockClass::new();
 
@@ -74,6 +104,10 @@ pub(crate) struct DiskBuilder {
     fua: bool,
     virt_boundary: bool,
     waker: Option<(Arc<QueueWaker>, usize)>,
+    /// A zoned disk's limits and `report_zones` hook, with the type of
+    /// the hook's driver.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    zoned: Option<(ZoneLimits, &'static Hook, core::any::TypeId)>,
 }
 
 impl Default for DiskBuilder {
@@ -96,7 +130,17 @@ impl DiskBuilder {
             fua: false,
             virt_boundary: false,
             waker: None,
+            #[cfg(CONFIG_BLK_DEV_ZONED)]
+            zoned: None,
         }
+    }
+
+    /// A host-managed zoned disk with `limits`, whose zones `T` reports;
+    /// [`build`](Self::build) must then be for the same `T`.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) fn zoned<T: ReportZones>(mut self, limits: ZoneLimits) -> Self {
+        self.zoned = Some((limits, HookFor::<T>::get(), core::any::TypeId::of::<T>()));
+        self
     }
 
     /// Size in 512-byte sectors.
@@ -192,6 +236,10 @@ impl DiskBuilder {
         if self.virt_boundary {
             lim.virt_boundary_mask = (bindings::PAGE_SIZE - 1) as _;
         }
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        if let Some((limits, _, _)) = &self.zoned {
+            limits.apply(&mut lim);
+        }
         lim
     }
 
@@ -206,6 +254,13 @@ impl DiskBuilder {
     ) -> Result<Disk<T>> {
         let mut disk_name = [0u8; 32];
         write!(BufWriter::new(&mut disk_name[..31]), "{name}").map_err(|_| EINVAL)?;
+        // The hook reads the queue data as a `T::QueueData`.
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        if let Some((_, _, ty)) = &self.zoned {
+            if *ty != core::any::TypeId::of::<T>() {
+                return Err(EINVAL);
+            }
+        }
         let mut lim = self.limits();
         // Held until the disk is counted: no change of the set's hardware
         // queues meets a disk half made.
@@ -266,6 +321,23 @@ impl DiskBuilder {
         }
         // SAFETY: `g` is live.
         unsafe { bindings::set_capacity(g, self.capacity_sectors) };
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        if let Some((_, hook, _)) = &self.zoned {
+            // SAFETY: `g` is not added yet, nothing else uses it; the
+            // hook and the table are static; the hook is `T`'s (checked
+            // above), whose queue data `g` carries.
+            let revalidated = unsafe {
+                (*g).fops = &ZONED_FOPS.0;
+                (*g).private_data = core::ptr::from_ref::<Hook>(hook).cast_mut().cast();
+                zoned::revalidate(g)
+            };
+            if let Err(e) = revalidated {
+                unregister(&self.waker);
+                // SAFETY: as for a failed add below.
+                unsafe { bindings::put_disk(g) };
+                return Err(e);
+            }
+        }
         // SAFETY: `g` is ready to be added; the group outlives the registration (`Disk` drops it
         // after `del_gendisk`, and a failed add removes what it created before returning).
         let added = to_result(unsafe {

@@ -46,6 +46,12 @@ impl Status {
     pub(crate) const DEV_RESOURCE: Status = Status(13);
     /// Generic I/O error (`BLK_STS_IOERR`).
     pub(crate) const IO_ERROR: Status = Status(10);
+    /// Too many open zones (`BLK_STS_ZONE_OPEN_RESOURCE`).
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) const ZONE_OPEN_RESOURCE: Status = Status(14);
+    /// Too many active zones (`BLK_STS_ZONE_ACTIVE_RESOURCE`).
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) const ZONE_ACTIVE_RESOURCE: Status = Status(15);
 
     /// The raw value.
     pub(crate) fn raw(self) -> u8 {
@@ -71,8 +77,31 @@ pub(crate) enum Op {
     Discard,
     /// Write zeroes over a range.
     WriteZeroes,
-    /// Anything else (zone management, driver private, ...).
+    /// Zone append: write at the zone's write pointer, which the request's
+    /// sector then reports.
+    ZoneAppend,
+    /// Open a zone explicitly.
+    ZoneOpen,
+    /// Close a zone.
+    ZoneClose,
+    /// Finish a zone (make it full).
+    ZoneFinish,
+    /// Reset a zone's write pointer.
+    ZoneReset,
+    /// Reset every zone.
+    ZoneResetAll,
+    /// Anything else (driver private, ...).
     Other,
+}
+
+impl Op {
+    /// Whether this is a zone management operation (no data).
+    pub(crate) fn is_zone_mgmt(self) -> bool {
+        matches!(
+            self,
+            Op::ZoneOpen | Op::ZoneClose | Op::ZoneFinish | Op::ZoneReset | Op::ZoneResetAll
+        )
+    }
 }
 
 /// A snapshot of the fields of a request the driver looks at.
@@ -103,6 +132,12 @@ static OPS: [Op; 1 << bindings::REQ_OP_BITS] = {
     ops[bindings::req_op_REQ_OP_FLUSH as usize] = Op::Flush;
     ops[bindings::req_op_REQ_OP_DISCARD as usize] = Op::Discard;
     ops[bindings::req_op_REQ_OP_WRITE_ZEROES as usize] = Op::WriteZeroes;
+    ops[bindings::req_op_REQ_OP_ZONE_APPEND as usize] = Op::ZoneAppend;
+    ops[bindings::req_op_REQ_OP_ZONE_OPEN as usize] = Op::ZoneOpen;
+    ops[bindings::req_op_REQ_OP_ZONE_CLOSE as usize] = Op::ZoneClose;
+    ops[bindings::req_op_REQ_OP_ZONE_FINISH as usize] = Op::ZoneFinish;
+    ops[bindings::req_op_REQ_OP_ZONE_RESET as usize] = Op::ZoneReset;
+    ops[bindings::req_op_REQ_OP_ZONE_RESET_ALL as usize] = Op::ZoneResetAll;
     ops
 };
 
@@ -371,6 +406,15 @@ impl<T: Operations> Request<T> {
     /// Gives up ownership without ending the request.
     pub(crate) fn into_raw(self) -> *mut bindings::request {
         ManuallyDrop::new(self).rq.as_ptr()
+    }
+
+    /// Sets the request's first sector: a zone append reports where its
+    /// data went this way, as null_blk's does, before it ends.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) fn set_sector(&self, sector: u64) {
+        // SAFETY: we own the started request (type invariant): nothing
+        // else reads or writes its fields until we end it.
+        unsafe { (*self.rq.as_ptr()).__sector = sector };
     }
 
     /// The request's fields.
