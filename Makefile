@@ -48,7 +48,8 @@ help:
 	@echo "  make test-guest      the selftests alone; RNULL_TESTS=\"050 051\" picks some,"
 	@echo "                       RNULL_TEST_TIMEOUT=<s> overrides selftests/settings' timeout"
 	@echo "  make test-rtags      the userspace crates' cargo tests, loom and clippy"
-	@echo "  make blktests        blktests' device tests on rnull and the rnull group"
+	@echo "  make blktests        blktests on the blktests kernel: device tests on rnull, the rnull"
+	@echo "                       group, every null_blk test with C null_blk and rnull side by side"
 	@echo "  make stress          seeded random run-time operations under fio verify, one guest;"
 	@echo "                       SEED=1 OPS=500 FLAVOUR=debug STRESS_SKIP=\"hotplug ...\"; a failure"
 	@echo "                       prints the seed and the OPS that replay it"
@@ -64,7 +65,8 @@ help:
 	@echo "  make rust-analyzer   rust-project.json for rust-analyzer"
 	@echo "  make clean           the module build and out/"
 	@echo "Variables: KDIR=<kernel build tree>  CPUS=$(CPUS)  MEM=$(MEM)  RNULL_CACHE=<dir>"
-	@echo "  blktests: BLKTESTS=<checkout>  TESTS=\"block/003 ...\"  GROUP_TESTS=\"rnull\"  QUICK=<s>  TIMEOUT=<s>"
+	@echo "  blktests: BLKTESTS=<checkout>  TESTS=\"block/003 ...\"  GROUP_TESTS=\"rnull\""
+	@echo "            NULL_BLK_TESTS=\"block/006 ...\"|all|none  QUICK=<s>  TIMEOUT=<s>"
 
 deps:
 	@$(SCRIPTS)/deps.sh
@@ -116,14 +118,23 @@ test-debug: deps
 	exit $$status
 
 # blktests (linux-blktests, used from BLKTESTS, never copied into this repo)
-# against rnull: its device tests with TEST_DEVS on rnull devices, then the
-# rnull group (blktests/tests/rnull). TAP in out/blktests.tap.
+# on the blktests kernel (base plus scripts/config/blktests.config, or
+# KDIR): its device tests with TEST_DEVS on rnull devices, the rnull group
+# (blktests/tests/rnull), then every test that uses null_blk with C null_blk
+# and with rnull as null_blk, side by side. TAP in out/blktests.tap, the
+# table in out/blktests-null_blk.md.
 # make blktests [BLKTESTS=../shared/blktests] [TESTS="block/003 ..."]
-#               [GROUP_TESTS="rnull/004"] [QUICK=3 | TIMEOUT=30] [RNULL_BLKTESTS_CONFIGS=...]
+#               [GROUP_TESTS="rnull/004"] [NULL_BLK_TESTS="block/006 ..."|all|none]
+#               [QUICK=3 | TIMEOUT=30] [RNULL_BLKTESTS_CONFIGS=...]
 BLKTESTS ?= $(abspath $(TOP)/../shared/blktests)
-blktests: initramfs
-	@$(SCRIPTS)/initramfs-blktests.sh "$(KDIR)" "$(BLKTESTS)"
+export BLKTESTS
+blktests: deps
+ifeq ($(origin KDIR),file)
+	@FLAVOUR=blktests $(SCRIPTS)/kernel.sh build
+	@$(SCRIPTS)/blktests.sh "$$(FLAVOUR=blktests $(SCRIPTS)/kernel.sh dir)" full
+else
 	@$(SCRIPTS)/blktests.sh "$(KDIR)" full
+endif
 
 # Seeded random run-time operations under fio verify (scripts/stress/run.sh):
 # make stress [SEED=1] [OPS=500] [FLAVOUR=debug | KDIR=<tree>]

@@ -15,6 +15,12 @@
 #    (module-wide parameters stay module parameters).
 # 2. The tests that set up rnull themselves (BLKTESTS_GROUP_TESTS, the rnull
 #    group by default), with no rnull loaded.
+# 3. blktests' null_blk tests (BLKTESTS_NULL_BLK_TESTS; "all" is every test
+#    whose file or group rc names null_blk), with no TEST_DEVS, once per
+#    driver in BLKTESTS_NULL_BLK_DRIVERS: "null_blk" is C null_blk,
+#    "rnull" is rnull's null_blk face (/lib/modules/rnull-face/null_blk.ko)
+#    installed in C null_blk's place, so that blktests finds it where it
+#    looks for null_blk. The TAP label is the driver.
 # BLKTESTS_QUICK=N runs `./check -q N` (blktests' quick run: timed tests
 # limited to N seconds); otherwise TIMEOUT=BLKTESTS_TIMEOUT (default 30).
 # Exit status: 0 if nothing failed.
@@ -187,6 +193,53 @@ if [ -n "$device_tests" ] && [ "$device_tests" != none ]; then
 		rnull_test_devs_down
 		! grep -q '^rnull ' /proc/modules || echo "# rmmod rnull failed after [$label]"
 	done
+fi
+
+# null_blk_tests: every test whose file or group rc names null_blk.
+null_blk_tests() {
+	local f
+	for f in tests/*/[0-9][0-9][0-9]; do
+		grep -q null_blk "$f" "$(dirname "$f")/rc" && echo "${f#tests/}"
+	done
+}
+
+# use_null_blk DRIVER: makes `modprobe null_blk` load DRIVER's module.
+null_blk_ko=$(modinfo -n null_blk 2>/dev/null)
+use_null_blk() {
+	local ko
+	case $1 in
+	null_blk) ko=/lib/modules/rnull/null_blk.ko ;;
+	rnull) ko=/lib/modules/rnull-face/null_blk.ko ;;
+	*) echo "# unknown null_blk driver $1" >&2; return 1 ;;
+	esac
+	! grep -q '^null_blk ' /proc/modules || rmmod null_blk || return 1
+	cp "$ko" "$null_blk_ko" && depmod -a || return 1
+	echo "# null_blk is $1: $(modinfo -F description null_blk)"
+}
+
+null_tests=${BLKTESTS_NULL_BLK_TESTS:-}
+[ "$null_tests" != all ] || null_tests=$(null_blk_tests | tr '\n' ' ')
+if [ -n "$null_tests" ] && [ "$null_tests" != none ]; then
+	write_config /tmp/blktests-null_blk.config
+	for driver in ${BLKTESTS_NULL_BLK_DRIVERS:-null_blk rnull}; do
+		if ! use_null_blk "$driver"; then
+			n=$((n + 1)) failed=$((failed + 1))
+			echo "not ok $n null_blk as $driver # could not be installed"
+			continue
+		fi
+		# shellcheck disable=SC2086 # one word per test
+		run_check "$driver" /tmp/blktests-null_blk.config $null_tests
+		# A test that failed may leave its devices: the next driver starts clean.
+		if [ -d /sys/kernel/config/nullb ]; then
+			for d in /sys/kernel/config/nullb/*/; do
+				[ -d "$d" ] || continue
+				echo 0 >"$d/power" 2>/dev/null
+				rmdir "$d" 2>/dev/null
+			done
+		fi
+		rmmod null_blk 2>/dev/null
+	done
+	use_null_blk null_blk >/dev/null
 fi
 
 if [ -n "$group_tests" ]; then

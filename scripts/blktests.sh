@@ -2,15 +2,25 @@
 # Boot the guest with the blktests layer (out/initramfs-blktests.cpio.gz, from
 # scripts/initramfs-blktests.sh) and run blktests against rnull
 # (blktests/run.sh in the guest). TAP goes to stdout and to out/blktests.tap
-# (full) or out/blktests-quick.tap (quick); the last line is
-# 'N passed, N skipped, N failed'.
+# (full) or out/blktests-quick.tap (quick), the null_blk tests' side-by-side
+# table (scripts/blktests-table.py) to out/blktests-null_blk.md; the last
+# line is 'N passed, N skipped, N failed'.
 #
 # usage: scripts/blktests.sh KDIR full|quick
+# KDIR is the blktests kernel (FLAVOUR=blktests scripts/kernel.sh dir) or
+# one like it; the modules are built against it in out/module-blktests
+# (scripts/module-build.sh) and the guest's two archives from them.
+# MODULES=DIR takes modules already built against KDIR from DIR/rnull
+# instead (`make test`: the work tree's, on the base kernel).
 #   full:  every listed device test under each rnull configuration, timed
-#          tests limited to TIMEOUT (30 s), then the rnull group (`make blktests`)
-#   quick: blktests' quick run (`./check -q 3`) on one configuration, then the
-#          rnull group likewise (`make test`)
-# Overrides: TESTS, GROUP_TESTS, QUICK, TIMEOUT, RNULL_BLKTESTS_CONFIGS, and
+#          tests limited to TIMEOUT (30 s), the rnull group, then every
+#          blktests test that uses null_blk, with C null_blk and with rnull
+#          as null_blk (`make blktests`)
+#   quick: blktests' quick run (`./check -q 3`) on one configuration, the
+#          rnull group and a few null_blk tests under both drivers likewise
+#          (`make test`)
+# Overrides: TESTS, GROUP_TESTS, NULL_BLK_TESTS ("none" for none),
+# NULL_BLK_DRIVERS, QUICK, TIMEOUT, RNULL_BLKTESTS_CONFIGS, and
 # BLKTESTS_ENV="VAR=value ..." for the tests' own knobs (e.g.
 # RNULL_035_POLICIES=none, which makes rnull/004 fail).
 set -uo pipefail
@@ -41,9 +51,20 @@ quick)
 	# loaded TCG host a run varies several-fold, so `make test` (which must
 	# not depend on speed) leaves them to `make blktests`.
 	group_default="rnull/002 rnull/003"
+	# A few seconds each on both drivers: configfs and parameters, queue
+	# modes, shared tags, memory-backed load/unload, power cycles.
+	null_blk_default="block/017 block/020 block/021 block/023 block/034 block/038"
 	;;
 *) echo "blktests.sh: mode is full or quick, not $mode" >&2; exit 2 ;;
 esac
+
+modules=${MODULES:-}
+if [ -z "$modules" ]; then
+	modules=out/module-blktests
+	scripts/module-build.sh "$kdir" "$modules" || exit 1
+fi
+MODULES=$modules scripts/initramfs.sh "$kdir" >/dev/null || exit 1
+MODULES=$modules scripts/initramfs-blktests.sh "$kdir" "${BLKTESTS:-}" || exit 1
 
 extra_env=()
 for kv in ${BLKTESTS_ENV:-}; do extra_env+=(--env "$kv"); done
@@ -52,6 +73,8 @@ scripts/qemu.sh --kdir "$kdir" --name "blktests-$mode" --job scripts/jobs/blktes
 	--initrd-extra out/initramfs-blktests.cpio.gz \
 	--env "BLKTESTS_DEVICE_TESTS=${TESTS:-}" \
 	--env "BLKTESTS_GROUP_TESTS=${GROUP_TESTS-${group_default:-rnull}}" \
+	--env "BLKTESTS_NULL_BLK_TESTS=${NULL_BLK_TESTS-${null_blk_default:-all}}" \
+	--env "BLKTESTS_NULL_BLK_DRIVERS=${NULL_BLK_DRIVERS:-null_blk rnull}" \
 	--env "BLKTESTS_QUICK=$quick" \
 	--env "BLKTESTS_TIMEOUT=${TIMEOUT:-30}" \
 	--env "RNULL_BLKTESTS_CONFIGS=$configs" "${extra_env[@]}" | tee "$tap"
@@ -59,5 +82,6 @@ status=${PIPESTATUS[0]}
 p=$(grep -E '^ok ' "$tap" | grep -cv '# SKIP')
 s=$(grep -cE '^ok .*# SKIP' "$tap")
 f=$(grep -cE '^not ok ' "$tap")
+python3 scripts/blktests-table.py "$tap" >out/blktests-null_blk.md && cat out/blktests-null_blk.md
 echo "blktests: $p passed, $s skipped, $f failed"
 exit "$status"

@@ -7,7 +7,7 @@
 #   3. `unsafe` only in rnull/kapi/, each with its SAFETY comment; no import
 #      cycle among rnull's modules; selftests/config within the guest
 #      kernels' config fragments; `make help` names every target
-#   4. the benchmark report's unit tests
+#   4. the benchmark report's unit tests, the blktests table's self-test
 #   5. rustdoc of the userspace crates, warnings denied
 #   6. the markdown's links and the README's length (scripts/check-links.py)
 # Prints 'N passed, N failed' last; exits non-zero if anything failed.
@@ -53,6 +53,9 @@ one "make help names every target" "$([ -z "$unnamed" ]; echo $?)"
 # PNG tests are skipped without it).
 /usr/bin/python3 -m unittest discover -s scripts/bench/report >out/test-report.log 2>&1
 count_unittest out/test-report.log $? "bench report tests"
+
+python3 scripts/blktests-table.py --self-test
+one "blktests' side-by-side table parses run.sh's TAP" $?
 
 scripts/doc.sh crates >out/doc-crates.log 2>&1
 drc=$?

@@ -18,7 +18,8 @@ packages=(
 	python3-matplotlib rust-web-clippy
 	# the blktests guest's userland (scripts/initramfs-blktests.sh)
 	bash dash coreutils util-linux mount bsdextrautils bsdutils findutils grep sed
-	gawk diffutils procps gzip xfsprogs
+	gawk diffutils procps gzip xfsprogs udev blktrace e2fsprogs f2fs-tools btrfs-progs dmsetup
+	cryptsetup-bin sg3-utils fscrypt
 )
 
 # `deps.sh qemu-build`: what scripts/qemu-build.sh needs on top (the

@@ -1,34 +1,43 @@
 #!/usr/bin/env bash
 # Build the blktests layer of the guest: an initramfs archive that
 # scripts/qemu.sh --initrd-extra appends to the base one (out/initramfs.cpio.gz;
-# later files win). It holds the userland blktests' ./check and the tests
-# `make blktests` runs call (bash, coreutils, util-linux, gawk, kmod, xfs_io,
-# ... copied from the host's Debian packages with their shared libraries), the
-# kernel's modules under /lib/modules/<release> with depmod's index (so
-# blktests' modprobe/modinfo/_have_module find rnull, null_blk and the I/O
-# schedulers), the kernel's .config as /boot/config-<release>, and a copy of
-# blktests with rnull's own test group (blktests/tests/rnull) added.
+# later files win). It holds the userland blktests' ./check and its tests
+# call (bash, coreutils, util-linux, gawk, kmod, udevadm, blktrace, xfsprogs,
+# f2fs-tools, btrfs-progs, dmsetup, cryptsetup, ... copied from the host's
+# Debian packages with their shared libraries), the kernel's modules under
+# /lib/modules/<release> with depmod's index (so blktests' modprobe/modinfo
+# find C null_blk, rnull, scsi_debug, dm, the file systems and the I/O
+# schedulers), rnull's null_blk face as /lib/modules/rnull-face/null_blk.ko
+# (blktests/run.sh puts it in C null_blk's place for the rnull column), the
+# kernel's .config as /boot/config-<release>, and a copy of blktests with
+# rnull's own test group (blktests/tests/rnull) added.
 #
 # usage: scripts/initramfs-blktests.sh KDIR [BLKTESTS]
 #   -> out/initramfs-blktests.cpio.gz
 # BLKTESTS defaults to ../shared/blktests beside the work tree. It is only
-# read: the copy lives in the archive, a build output.
+# read: the copy lives in the archive, a build output. MODULES=DIR takes
+# rnull.ko and null_blk.ko from DIR/rnull (scripts/module-build.sh) instead
+# of the work tree's rnull/.
 set -euo pipefail
 
 kdir=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 blktests=${2:-${BLKTESTS:-$top/../shared/blktests}}
+modules=${MODULES:-$top}/rnull
 out="$top/out"
 [ -x "$blktests/check" ] || { echo "initramfs-blktests: no blktests at $blktests (BLKTESTS=...)" >&2; exit 1; }
 blktests=$(cd "$blktests" && pwd)
+# shellcheck source=scripts/env.sh
+. "$top/scripts/env.sh"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
 # Debian packages whose programs are copied whole (bin and sbin files), and
 # single programs from packages that bring much more than blktests needs.
 packages=(bash dash coreutils util-linux mount bsdextrautils bsdutils findutils grep sed gawk
-	diffutils kmod procps gzip)
-programs=(/usr/sbin/xfs_io /usr/bin/getconf)
+	diffutils kmod procps gzip udev blktrace xfsprogs e2fsprogs f2fs-tools btrfs-progs bc dmsetup
+	cryptsetup-bin sg3-utils fscrypt)
+programs=(/usr/bin/getconf)
 
 # Merged /usr on the host: /bin/x is /usr/bin/x. The guest's /bin and /sbin
 # are busybox's, so everything goes under /usr and the blktests job puts
@@ -82,13 +91,17 @@ ln -sfn /usr/bin/gawk "$root/usr/bin/awk"
 # where blktests' _have_kernel_option looks (the kernel has no IKCONFIG).
 release=$(cat "$kdir/include/config/kernel.release")
 moddir="$root/lib/modules/$release"
-mkdir -p "$moddir/kernel/drivers/block/null_blk" "$moddir/kernel/block" "$moddir/extra"
-cp "$top/rnull/rnull.ko" "$moddir/kernel/drivers/block/"
-cp "$kdir/drivers/block/null_blk/null_blk.ko" "$moddir/kernel/drivers/block/null_blk/"
-cp "$kdir/drivers/block/rnull_mod.ko" "$moddir/kernel/drivers/block/"
-for ko in "$kdir"/block/*.ko; do cp "$ko" "$moddir/kernel/block/"; done
-cp "$kdir/modules.builtin" "$kdir/modules.builtin.modinfo" "$moddir/"
-(cd "$moddir" && find kernel -name '*.ko' | sort) >"$moddir/modules.order"
+make -s -C "$kdir" "${kmake_args[@]}" INSTALL_MOD_PATH="$root" INSTALL_MOD_STRIP=1 \
+	DEPMOD=true modules_install
+rm -f "$moddir/build" "$moddir/source"
+mkdir -p "$moddir/extra" "$root/lib/modules/rnull-face" "$root/lib/modules/rnull"
+cp "$modules/rnull.ko" "$moddir/extra/"
+cp "$modules/null_blk.ko" "$root/lib/modules/rnull-face/"
+# The base archive's copies (built against the base kernel) are replaced
+# by this kernel's, for the scripts that insmod them by path.
+cp "$modules/rnull.ko" "$root/lib/modules/rnull/"
+cp "$modules/null_blk.ko" "$root/lib/modules/rnull/null_blk-rnull.ko"
+cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 /usr/sbin/depmod -b "$root" "$release"
 mkdir -p "$root/boot"
 cp "$kdir/.config" "$root/boot/config-$release"

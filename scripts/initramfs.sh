@@ -3,10 +3,13 @@
 # modules (rnull, C null_blk, in-tree rnull_mod, the mq-deadline and bfq
 # schedulers) and the selftests.
 # usage: scripts/initramfs.sh KDIR   -> out/initramfs.cpio.gz
+# MODULES=DIR takes rnull's modules from DIR/rnull (scripts/module-build.sh)
+# instead of the work tree's rnull/.
 set -euo pipefail
 
 kdir=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
+modules=${MODULES:-$top}/rnull
 out="$top/out"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -27,8 +30,8 @@ for lib in $(ldd /usr/bin/fio | grep -o '/[^ ]*'); do
 	cp -L "$lib" "$root$lib"
 done
 
-cp "$top/rnull/rnull.ko" "$root/lib/modules/rnull/"
-cp "$top/rnull/null_blk.ko" "$root/lib/modules/rnull/null_blk-rnull.ko"
+cp "$modules/rnull.ko" "$root/lib/modules/rnull/"
+cp "$modules/null_blk.ko" "$root/lib/modules/rnull/null_blk-rnull.ko"
 cp "$kdir/drivers/block/null_blk/null_blk.ko" "$root/lib/modules/rnull/"
 cp "$kdir/drivers/block/rnull_mod.ko" "$root/lib/modules/rnull/"
 # The I/O schedulers built as modules (kyber is built in), for the slice
