@@ -51,9 +51,11 @@ quick)
 	# loaded TCG host a run varies several-fold, so `make test` (which must
 	# not depend on speed) leaves them to `make blktests`.
 	group_default="rnull/002 rnull/003"
-	# A few seconds each on both drivers: configfs and parameters, queue
-	# modes, shared tags, memory-backed load/unload, power cycles.
-	null_blk_default="block/017 block/020 block/021 block/023 block/034 block/038"
+	# None yet: `make blktests` picks the null_blk tests that pass on both
+	# drivers in this guest first; block/017 failed with C null_blk itself
+	# on a loaded host (it samples the in-flight counter 0.1 s after
+	# starting I/O). NULL_BLK_TESTS="..." runs some.
+	null_blk_default=none
 	;;
 *) echo "blktests.sh: mode is full or quick, not $mode" >&2; exit 2 ;;
 esac
