@@ -94,8 +94,9 @@ moddir="$root/lib/modules/$release"
 make -s -C "$kdir" "${kmake_args[@]}" INSTALL_MOD_PATH="$root" INSTALL_MOD_STRIP=1 \
 	DEPMOD=true modules_install
 rm -f "$moddir/build" "$moddir/source"
-mkdir -p "$moddir/extra" "$root/lib/modules/rnull-face" "$root/lib/modules/rnull"
-cp "$modules/rnull.ko" "$moddir/extra/"
+# Under kernel/: blktests' _have_module looks nowhere else.
+mkdir -p "$moddir/kernel/drivers/block" "$root/lib/modules/rnull-face" "$root/lib/modules/rnull"
+cp "$modules/rnull.ko" "$moddir/kernel/drivers/block/"
 cp "$modules/null_blk.ko" "$root/lib/modules/rnull-face/"
 # The base archive's copies (built against the base kernel) are replaced
 # by this kernel's, for the scripts that insmod them by path.
