@@ -515,9 +515,9 @@ unsafe extern "C" fn make_group_callback<T: GroupOperations>(
     // cannot happen during this call.
     let data = unsafe { &(*child).data };
     T::default_groups(data, &mut |g| {
-        // SAFETY: `raw` was just initialised and is not yet published;
-        // `g` is on no list (its maker gives it out once) and lives as
-        // long as `data` by `default_groups`' contract.
+        // `g` is on no list (its maker gives it out once).
+        // SAFETY: `raw` is initialised, not yet published; `g` lives as
+        // long as `data` (`default_groups`' contract) and is on no list.
         unsafe { add_default_group(raw, g) }
     });
     raw
@@ -531,9 +531,8 @@ unsafe extern "C" fn make_group_callback<T: GroupOperations>(
 /// `group` must be an initialised group that configfs has not linked yet,
 /// and `new` the default group of the data `group`'s item holds.
 unsafe fn add_default_group(group: *mut config_group, new: &DefaultGroup) {
-    // SAFETY: `list_add_tail()`: the caller guarantees `group` is
-    // initialised (its list too) and not shared yet; `new` is on no other
-    // list (type invariant of `DefaultGroup`).
+    // SAFETY: the caller: `group` initialised and unshared; `new` is on
+    // no other list (`DefaultGroup`'s invariant).
     unsafe {
         let head = addr_of_mut!((*group).default_groups);
         let entry = addr_of_mut!((*new.0.get()).group_entry);

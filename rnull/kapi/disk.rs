@@ -323,9 +323,9 @@ impl DiskBuilder {
         unsafe { bindings::set_capacity(g, self.capacity_sectors) };
         #[cfg(CONFIG_BLK_DEV_ZONED)]
         if let Some((_, hook, _)) = &self.zoned {
+            // The hook is `T`'s (checked above), whose queue data `g` carries.
             // SAFETY: `g` is not added yet, nothing else uses it; the
-            // hook and the table are static; the hook is `T`'s (checked
-            // above), whose queue data `g` carries.
+            // hook and the table are static.
             let revalidated = unsafe {
                 (*g).fops = &ZONED_FOPS.0;
                 (*g).private_data = core::ptr::from_ref::<Hook>(hook).cast_mut().cast();

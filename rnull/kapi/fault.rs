@@ -246,13 +246,12 @@ impl FaultConfig {
                             == core::mem::size_of::<bindings::raw_spinlock_t>()
                     )
                 };
-                // SAFETY: `raw` is valid for writes and pinned. All-zero,
-                // then `FAULT_ATTR_INITIALIZER`'s fields; the raw lock is
-                // initialised through the `spin_lock_init()` helper (same
-                // layout, asserted above; its lockdep wait type is then a
-                // `spinlock_t`'s, which never matters: the state stays
-                // disabled, interval 0, so `___ratelimit()` returns before
-                // taking the lock, and no `fault_config` file enables it).
+                // All-zero, then `FAULT_ATTR_INITIALIZER`'s fields. The raw
+                // lock goes through the `spin_lock_init()` helper (same
+                // layout, asserted above); its lockdep wait type is then a
+                // `spinlock_t`'s, which never matters: the rate limit stays
+                // disabled (interval 0), so `___ratelimit()` never takes it.
+                // SAFETY: `raw` is valid for writes and pinned;
                 // `fault_config_init()` copies `name` (a static anyway).
                 unsafe {
                     raw.write(core::mem::zeroed());
@@ -288,10 +287,10 @@ impl FaultConfig {
     #[inline]
     pub(crate) fn should_fail(&self) -> bool {
         let raw = self.inner.get();
+        // `should_fail()` neither sleeps nor allocates: any context, as
+        // null_blk's `queue_rq`, concurrently with the configfs files.
         // SAFETY: the attribute is initialised (type invariant) and lives
-        // as long as `self`. `should_fail()` may run concurrently with
-        // itself and the configfs files, from any context (it neither
-        // sleeps nor allocates), as null_blk calls it from `queue_rq`.
+        // as long as `self`.
         unsafe { raw::should_fail(addr_of_mut!((*raw).attr), 1) }
     }
 
@@ -305,9 +304,9 @@ impl FaultConfig {
             return None;
         }
         let raw = self.inner.get();
+        // The swap above gives the group out once.
         // SAFETY: the group is initialised (type invariant) and lives as
-        // long as `self`, which the borrow ties the result to; the swap
-        // above gives it out once.
+        // long as `self`, which the borrow ties the result to.
         Some(unsafe { DefaultGroup::from_raw(addr_of_mut!((*raw).group)) })
     }
 }
@@ -316,10 +315,10 @@ impl FaultConfig {
 impl PinnedDrop for FaultConfig {
     fn drop(self: Pin<&mut Self>) {
         let raw = self.inner.get();
+        // The last reference: it frees the item's name, if allocated, and
+        // calls no release (the type has none).
         // SAFETY: the reference `fault_config_init()` made is ours (type
-        // invariant) and configfs has unlinked the group (no directory that
-        // showed it is left), so this is the last one: it frees the item's
-        // name, if allocated, and calls no release (the type has none).
+        // invariant); configfs has unlinked the group.
         unsafe { super::configfs::raw::config_item_put(addr_of_mut!((*raw).group.cg_item)) };
     }
 }

@@ -12,10 +12,9 @@ pub(crate) const MAX_NODES: u32 = bindings::MAX_NUMNODES;
 
 /// A copy of the online node mask, `node_states[N_ONLINE]`.
 fn online_mask() -> bindings::nodemask_t {
-    // SAFETY: `node_states` is a static array of the kernel's, exported;
-    // reading the online mask's words without its writers' lock is what
-    // `num_node_state()` and `node_online()` do (a racy answer is as good
-    // as theirs).
+    // Read without the writers' lock, as `node_online()` does: a racy
+    // answer is as good as theirs.
+    // SAFETY: `node_states` is an exported static array of the kernel's.
     unsafe {
         core::ptr::addr_of!(bindings::node_states[bindings::node_states_N_ONLINE as usize])
             .read_volatile()
