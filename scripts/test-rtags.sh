@@ -6,6 +6,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 unset RUSTC RUSTFLAGS
 status=0
+# One target directory for the three crates (and one for their loom
+# builds): their dev-dependencies are then compiled once, not per crate,
+# which is most of a cold `make check`.
+export CARGO_TARGET_DIR="$top/target/check"
+loom_target="$top/target/loom"
 
 # clippy CRATE: a pass/fail line in cargo's `test result:` form, which
 # test-all.sh counts.
@@ -23,7 +28,7 @@ cd "$top/rtags"
 echo "== rtags: cargo test"
 cargo test --quiet 2>&1 || status=1
 echo "== rtags: loom models"
-CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" \
+CARGO_TARGET_DIR=$loom_target RUSTFLAGS="--cfg loom" \
 	cargo test --quiet --release --test loom --test loom_handoff --test loom_link 2>&1 || status=1
 clippy rtags
 
@@ -36,7 +41,7 @@ cd "$top/rzone"
 echo "== rzone: cargo test"
 cargo test --quiet 2>&1 || status=1
 echo "== rzone: loom models"
-CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" \
+CARGO_TARGET_DIR=$loom_target RUSTFLAGS="--cfg loom" \
 	cargo test --quiet --release --test loom 2>&1 || status=1
 clippy rzone
 exit "$status"
