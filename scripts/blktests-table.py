@@ -10,9 +10,10 @@ lines are labelled with the driver:
     ok 40 block/006 [rnull] # SKIP null_blk module parameter blocking is missing
     not ok 41 zbd/001 => nullb1 [rnull] # failed (output)
 
-usage: blktests-table.py TAP [--drivers null_blk,rnull]
+usage: blktests-table.py TAP [--drivers null_blk,rnull] [--compact]
 Prints a markdown table and a totals line; prints nothing if the TAP has
-no null_blk lines. `--self-test` checks the parser on a fixed sample.
+no null_blk lines. --compact merges the tests of a group whose results and
+reasons are the same into one row (`block/006 007 010`), for the README. `--self-test` checks the parser on a fixed sample.
 """
 
 import re
@@ -36,6 +37,8 @@ def parse(lines, drivers):
             result, reason = "fail", note.removeprefix("failed").strip(" ()")
         elif note.startswith("SKIP"):
             result, reason = "skip", note.removeprefix("SKIP").strip()
+            # blktests' "runtime ... 1.9s" line is not part of the reason.
+            reason = re.sub(r"^runtime\s+\.\.\.\s+\S+;\s*", "", reason)
         else:
             result, reason = "pass", ""
         cell = rows.setdefault(m["test"], {})
@@ -47,7 +50,24 @@ def parse(lines, drivers):
     return rows
 
 
-def table(rows, drivers):
+def cells_of(row, drivers):
+    """A test's result per driver and its reasons, each said once."""
+    cells, reasons = [], []
+    for d in drivers:
+        result, reason = row.get(d, ("not run", ""))
+        cells.append(result)
+        if reason:
+            reason = f"{d}: {reason}" if len(drivers) > 1 else reason
+            # The same reason from both drivers is said without their names.
+            bare = reason.split(": ", 1)[-1]
+            if all(row.get(o, ("", ""))[1] == bare for o in drivers):
+                reason = bare
+            if reason not in reasons:
+                reasons.append(reason)
+    return tuple(cells), tuple(reasons)
+
+
+def table(rows, drivers, compact=False):
     """The markdown table and a totals line, as a list of lines."""
     if not rows:
         return []
@@ -56,14 +76,17 @@ def table(rows, drivers):
         "|---|" + "---|" * len(drivers) + "---|",
     ]
     key = lambda t: (t.split("/")[0], t)  # noqa: E731
+    merged = []  # [group, [tests], cells, reasons]
     for test in sorted(rows, key=key):
-        cells, reasons = [], []
-        for d in drivers:
-            result, reason = rows[test].get(d, ("not run", ""))
-            cells.append(result)
-            if reason and reason not in reasons:
-                reasons.append(f"{d}: {reason}" if len(drivers) > 1 else reason)
-        out.append(f"| {test} | " + " | ".join(cells) + " | " + "; ".join(reasons) + " |")
+        cells, reasons = cells_of(rows[test], drivers)
+        group = test.split("/")[0]
+        last = merged[-1] if merged else None
+        if compact and last and last[0] == group and last[2:] == [cells, reasons]:
+            last[1].append(test.split("/", 1)[1])
+        else:
+            merged.append([group, [test], cells, reasons])
+    for _, tests, cells, reasons in merged:
+        out.append(f"| {' '.join(tests)} | " + " | ".join(cells) + " | " + "; ".join(reasons) + " |")
     totals = []
     for d in drivers:
         results = [rows[t].get(d, ("not run", ""))[0] for t in rows]
@@ -99,6 +122,8 @@ def self_test():
     assert lines[-1] == (
         "null_blk: 1 passed, 1 skipped, 1 failed; rnull: 2 passed, 0 skipped, 1 failed"
     ), lines[-1]
+    compact = table(parse((SAMPLE + "ok 8 block/007 [null_blk]\nok 9 block/007 [rnull]\n").splitlines(), drivers), drivers, True)
+    assert compact[2] == "| block/006 007 | pass | pass |  |", compact
     print("blktests-table: self-test passed")
 
 
@@ -110,11 +135,13 @@ def main(argv):
         print(__doc__.strip().splitlines()[-3], file=sys.stderr)
         return 2
     drivers = ["null_blk", "rnull"]
-    if len(argv) == 4 and argv[2] == "--drivers":
-        drivers = argv[3].split(",")
+    args = argv[2:]
+    compact = "--compact" in args
+    if "--drivers" in args and args.index("--drivers") + 1 < len(args):
+        drivers = args[args.index("--drivers") + 1].split(",")
     with open(argv[1], encoding="utf-8") as f:
         rows = parse(f, drivers)
-    for line in table(rows, drivers):
+    for line in table(rows, drivers, compact):
         print(line)
     return 0
 

@@ -42,6 +42,8 @@ full)
 	configs=${RNULL_BLKTESTS_CONFIGS:-$mem;$timer_host}
 	quick=${QUICK:-}
 	tap=out/blktests.tap
+	# Every null_blk test twice takes about an hour under TCG.
+	export RNULL_TIMEOUT=${RNULL_TIMEOUT:-7200}
 	;;
 quick)
 	configs=${RNULL_BLKTESTS_CONFIGS:-$mem}
