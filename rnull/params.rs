@@ -58,7 +58,7 @@ module_param!(GB: IntParam = IntParam::new(250, IntRange::new(1, MAX_GB)),
 module_param!(IRQMODE: IntParam = IntParam::new(1, IntRange::new(0, 2)),
     "irqmode", 0o444, "int",
     "0: complete in `queue_rq`; 1: softirq via `blk_mq_complete_request`; 2: per-request hrtimer");
-module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, IntRange::new(0, 1_000_000_000)),
+module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, IntRange::new(0, i64::MAX)),
     "completion_nsec", 0o444, "ulong",
     "timer completion delay in ns for `irqmode=2`; per device in sysfs");
 module_param!(MEMORY_BACKED: IntParam = IntParam::new(0, BOOL),

@@ -24,7 +24,7 @@ expect_eq "$(dev_attr 0 completion_nsec)" 20000 "rnull/completion_nsec"
 # completion_nsec is the one writable device file (per device, for block/035).
 echo 30000 >/sys/block/rnullb0/rnull/completion_nsec || fail "completion_nsec refused 30000"
 expect_eq "$(dev_attr 0 completion_nsec)" 30000 "rnull/completion_nsec after write"
-for bad in -1 1000000001 x ""; do
+for bad in -1 9223372036854775808 x ""; do
 	if echo "$bad" >/sys/block/rnullb0/rnull/completion_nsec 2>/dev/null; then
 		fail "completion_nsec accepted '$bad'"
 	fi
