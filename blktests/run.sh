@@ -219,6 +219,23 @@ use_null_blk() {
 	echo "# null_blk is $1: $(modinfo -F description null_blk)"
 }
 
+# null_blk_cleanup TEST: powers off and removes the configfs devices TEST
+# left, and unloads null_blk, saying so if there was anything to remove.
+null_blk_cleanup() {
+	local d left=""
+	if [ -d /sys/kernel/config/nullb ]; then
+		for d in /sys/kernel/config/nullb/*/; do
+			[ -d "$d" ] || continue
+			left+=" $(basename "$d")"
+			echo 0 >"$d/power" 2>/dev/null
+			rmdir "$d" 2>/dev/null
+		done
+	fi
+	[ -z "$left" ] || echo "# $1 left configfs devices behind:$left"
+	! grep -q '^null_blk ' /proc/modules || rmmod null_blk 2>/dev/null ||
+		echo "# $1 left null_blk in use"
+}
+
 null_tests=${BLKTESTS_NULL_BLK_TESTS:-}
 [ "$null_tests" != all ] || null_tests=$(null_blk_tests | tr '\n' ' ')
 if [ -n "$null_tests" ] && [ "$null_tests" != none ]; then
@@ -229,17 +246,13 @@ if [ -n "$null_tests" ] && [ "$null_tests" != none ]; then
 			echo "not ok $n null_blk as $driver # could not be installed"
 			continue
 		fi
-		# shellcheck disable=SC2086 # one word per test
-		run_check "$driver" /tmp/blktests-null_blk.config $null_tests
-		# A test that failed may leave its devices: the next driver starts clean.
-		if [ -d /sys/kernel/config/nullb ]; then
-			for d in /sys/kernel/config/nullb/*/; do
-				[ -d "$d" ] || continue
-				echo 0 >"$d/power" 2>/dev/null
-				rmdir "$d" 2>/dev/null
-			done
-		fi
-		rmmod null_blk 2>/dev/null
+		# One check per test: a test that fails may leave its configfs
+		# devices and the module behind, and the next one would then fail
+		# on them (mkdir: File exists), whichever the driver.
+		for t in $null_tests; do
+			run_check "$driver" /tmp/blktests-null_blk.config "$t"
+			null_blk_cleanup "$t"
+		done
 	done
 	use_null_blk null_blk >/dev/null
 fi
