@@ -5,6 +5,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 unset RUSTC RUSTFLAGS
+# loom takes LOOM_MAX_PREEMPTIONS as a bound for every model; empty or
+# unset, each model keeps its own.
+[ -n "${LOOM_MAX_PREEMPTIONS:-}" ] || unset LOOM_MAX_PREEMPTIONS
 status=0
 # One target directory for the three crates (and one for their loom
 # builds): their dev-dependencies are then compiled once, not per crate,
