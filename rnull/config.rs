@@ -173,6 +173,17 @@ pub(crate) fn queue_mode(mode: u32, who: Who<'_>) -> Result<u32> {
     }
 }
 
+/// The node a tag set is given for `home_node`: `node` itself if it may be
+/// a home node, else `NUMA_NO_NODE`, with null_blk's message (its check,
+/// `home_node` below the online count, and the node online).
+pub(crate) fn home_node(node: i32) -> i32 {
+    if numa::is_home_node(node) {
+        return node;
+    }
+    pr_err!("invalid home_node value\n");
+    numa::NO_NODE
+}
+
 /// `submit_queues` with `use_per_node_hctx`: one per online node, with a
 /// warning if that changes it (null_blk's).
 pub(crate) fn per_node_queues(submit_queues: u32, who: Who<'_>) -> u32 {
@@ -244,16 +255,10 @@ impl Config {
             _ => IrqMode::Timer,
         };
         let cpus = crate::kapi::cpu::possible_cpus();
+        let home_node = home_node(i32::try_from(params::HOME_NODE.get()).map_err(|_| EINVAL)?);
+        // null_blk shows the node it uses.
+        params::HOME_NODE.settle(i64::from(home_node));
         queue_mode(param_u32(params::QUEUE_MODE.get())?, Who(None))?;
-        let mut home_node = i32::try_from(params::HOME_NODE.get()).map_err(|_| EINVAL)?;
-        if !numa::is_home_node(home_node) {
-            pr_err!(
-                "invalid home_node value {home_node}: node offline ({} online), using {}\n",
-                numa::online_nodes(),
-                numa::NO_NODE
-            );
-            home_node = numa::NO_NODE;
-        }
         let use_per_node_hctx = params::USE_PER_NODE_HCTX.get() != 0;
         let mut submit_queues = param_u32(params::SUBMIT_QUEUES.get())?;
         if use_per_node_hctx {

@@ -87,12 +87,19 @@ module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, IntRange::new(8, 65535
 module_param!(QUEUE_MODE: IntParam = IntParam::new(2, IntRange::new(0, 2)),
     "queue_mode", 0o444, "int",
     "block interface, as null_blk's: 2 = blk-mq; 0 (bio) uses blk-mq with a message; 1 (the legacy request path) fails the load");
+// Any int, as null_blk's: a node that is not online is replaced at load.
 module_param!(HOME_NODE: IntParam = IntParam::new(
         numa::NO_NODE as i64,
-        IntRange::new(numa::NO_NODE as i64, numa::MAX_NODES as i64 - 1),
+        IntRange::new(i32::MIN as i64, i32::MAX as i64),
     ),
     "home_node", 0o444, "int",
-    "NUMA node of the tag set and the queues, -1 = none; an offline node is replaced by -1 with a message");
+    "NUMA node of the tag set and the queues, -1 = none; any other node that is not online becomes -1, with null_blk's message");
+
+/// A configfs directory's `home_node`: null_blk's attribute is an
+/// `unsigned int` (`kstrtouint()`), which its allocators take as an `int`,
+/// so `4294967295` is `NUMA_NO_NODE` and is what a new directory shows
+/// when the parameter is -1.
+pub(crate) const HOME_NODE_ATTR: IntRange = IntRange::new(0, u32::MAX as i64);
 module_param!(USE_PER_NODE_HCTX: IntParam = IntParam::new(0, BOOL),
     "use_per_node_hctx", 0o444, "int",
     "one hardware queue per online NUMA node: `submit_queues` becomes the number of online nodes");

@@ -78,12 +78,23 @@ load_rnull use_per_node_hctx=1 submit_queues=2 poll_queues=0
 expect_eq "$(hctxs rnullb0)" "$nodes" "hardware queues with use_per_node_hctx"
 unload_rnull
 
-# home_node: -1 or an online node; past MAX_NUMNODES refused.
+# home_node: -1 or an online node; any other int loads with -1 instead
+# and null_blk's message, and shows -1, as null_blk's; not an int is
+# refused.
 load_rnull home_node=0
 expect_eq "$(param home_node)" 0 "home_node=0"
 unload_rnull
-if insmod "$RNULL_KO" home_node=4096 2>/dev/null; then fail "home_node=4096 loaded"; fi
-! rnull_loaded || fail "home_node=4096 left rnull loaded"
+for bad in 4096 -2 "$nodes"; do
+	kmsg_mark
+	load_rnull home_node=$bad
+	kmsg_since | grep -q "invalid home_node value" || fail "home_node=$bad without null_blk's message"
+	expect_eq "$(param home_node)" -1 "home_node after home_node=$bad"
+	dd if=/dev/rnullb0 of=/dev/null bs=4k count=16 iflag=direct 2>/dev/null ||
+		fail "I/O with home_node=$bad"
+	unload_rnull
+done
+if insmod "$RNULL_KO" home_node=x 2>/dev/null; then fail "home_node=x loaded"; fi
+! rnull_loaded || fail "home_node=x left rnull loaded"
 
 # configfs: the same attributes, listed in features.
 load_rnull nr_devices=0
@@ -92,14 +103,25 @@ for a in queue_mode home_node use_per_node_hctx virt_boundary shared_tag_bitmap;
 done
 mkdir $cfs/a || fail "mkdir"
 expect_eq "$(cat $cfs/a/queue_mode)" 2 "configfs queue_mode default"
-expect_eq "$(cat $cfs/a/home_node)" -1 "configfs home_node default"
-for w in "queue_mode 3" "queue_mode -1" "home_node 4096" "home_node -2" "virt_boundary 2" \
+# null_blk's attribute is unsigned: NUMA_NO_NODE is 4294967295.
+expect_eq "$(cat $cfs/a/home_node)" 4294967295 "configfs home_node default"
+for w in "queue_mode 3" "queue_mode -1" "home_node -1" "home_node -2" "virt_boundary 2" \
 	"shared_tag_bitmap 2" "use_per_node_hctx 2"; do
 	set -- $w
 	before=$(cat $cfs/a/$1)
 	if echo "$2" >$cfs/a/$1 2>/dev/null; then fail "configfs $1=$2 accepted"; fi
 	expect_eq "$(cat $cfs/a/$1)" "$before" "configfs $1 after refusing $2"
 done
+# A node that is not online: power on with NUMA_NO_NODE and null_blk's
+# module parameter message (null_blk does not check the directory's).
+echo 4096 >$cfs/a/home_node || fail "configfs home_node=4096"
+expect_eq "$(cat $cfs/a/home_node)" 4096 "configfs home_node=4096"
+kmsg_mark
+echo 1 >$cfs/a/power || fail "power=1 with home_node=4096"
+kmsg_since | grep -q "invalid home_node value" || fail "configfs home_node=4096 without the message"
+expect_eq "$(cat $cfs/a/home_node)" 4294967295 "configfs home_node after power on with 4096"
+echo 0 >$cfs/a/power || fail "power=0 after home_node=4096"
+echo 0 >$cfs/a/home_node || fail "configfs home_node=0"
 # queue_mode=1 is refused at power on, as null_blk's.
 echo 1 >$cfs/a/queue_mode || fail "configfs queue_mode=1 write"
 if echo 1 >$cfs/a/power 2>/dev/null; then fail "power=1 with queue_mode=1"; fi

@@ -148,6 +148,16 @@ impl IntParam {
         self.value.load(Ordering::Relaxed)
     }
 
+    /// Replaces the value with `v`, what the load settled on instead of
+    /// the value given (null_blk's `home_node`, shown as -1 once
+    /// refused); `v` must be in the range.
+    pub(crate) fn settle(&self, v: i64) {
+        debug_assert!(self.range.accepts(v));
+        if self.range.accepts(v) {
+            self.value.store(v, Ordering::Relaxed);
+        }
+    }
+
     /// The values the parameter accepts.
     pub(crate) const fn range(&self) -> &IntRange {
         &self.range
