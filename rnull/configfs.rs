@@ -341,7 +341,7 @@ const TABLE: [Attribute; 30 + ZONED_ATTRS] = [
     },
     setting(
         c_str!("queue_mode"),
-        number!(queue_mode, params::QUEUE_MODE.range()),
+        number!(queue_mode, &params::QUEUE_MODE_ATTR),
     ),
     setting(c_str!("rotational"), flag!(rotational)),
     setting(c_str!("rotational_model"), flag!(rotational_model)),
@@ -540,7 +540,7 @@ impl Settings {
     /// clamped, with a warning; refuses model parameters that do not fit
     /// together.
     fn make_config(&mut self, base: &Config, dir: &CStr) -> Result<Config> {
-        self.queue_mode = queue_mode(self.queue_mode, Who(Some(dir)))?;
+        self.queue_mode = queue_mode(self.queue_mode)?;
         let cpus = possible_cpus();
         if self.use_per_node_hctx {
             self.submit_queues = per_node_queues(self.submit_queues, Who(Some(dir)));

@@ -187,6 +187,10 @@ impl Registry {
         let n = self.config.nr_devices;
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
+            // null_add_dev()'s check of each device (the load refused 1).
+            crate::config::queue_mode(
+                u32::try_from(crate::params::QUEUE_MODE.get()).map_err(|_| EINVAL)?,
+            )?;
             let device = self
                 .create(Some(index), None, &self.config, true, Backing::default())
                 .map_err(|e| {

@@ -40,23 +40,34 @@ expect_eq "$(cat $q/fua)" 0 "queue/fua with fua=0"
 expect_eq "$(cat $q/scheduler)" none "queue/scheduler with no_sched=1"
 unload_rnull
 
-# queue_mode=0 (bio) runs on blk-mq, saying so; 1 (the legacy request
-# path) fails the load with EINVAL.
-kmsg_mark
+# queue_mode=0 (bio) runs on blk-mq, saying so for each device it makes,
+# as null_blk's null_add_dev(); the parameter stays 0. 1 (the legacy
+# request path) fails the load with EINVAL. The parameter is decimal
+# (null_blk's kstrtoint(s, 10)).
+bio_msg="BIO-based IO path is no longer available, using blk-mq instead."
+for n in 0 2; do
+	kmsg_mark
+	load_rnull queue_mode=0 nr_devices=$n
+	expect_eq "$(kmsg_since | grep -cF "$bio_msg")" $n "queue_mode=0 messages with nr_devices=$n"
+	expect_eq "$(param queue_mode)" 0 "queue_mode after queue_mode=0"
+	unload_rnull
+done
 load_rnull queue_mode=0
-kmsg_since | grep -q "BIO-based IO path is no longer available, using blk-mq instead" ||
-	fail "queue_mode=0 without null_blk's message"
 [ -d /sys/block/rnullb0/mq/0 ] || fail "queue_mode=0 device is not blk-mq"
 dd if=/dev/rnullb0 of=/dev/null bs=4k count=16 iflag=direct 2>/dev/null || fail "I/O with queue_mode=0"
 unload_rnull
 kmsg_mark
-if insmod "$RNULL_KO" queue_mode=1 2>/dev/null; then fail "queue_mode=1 loaded"; fi
+if insmod "$RNULL_KO" queue_mode=1 nr_devices=0 2>/dev/null; then fail "queue_mode=1 loaded"; fi
 ! rnull_loaded || fail "a refused queue_mode=1 left rnull loaded"
-kmsg_since | grep -q "legacy IO path is no longer available" || fail "queue_mode=1 without null_blk's message"
-for bad in 3 -1; do
+kmsg_since | grep -q "rnull: legacy IO path is no longer available$" ||
+	fail "queue_mode=1 without null_blk's message"
+for bad in 3 -1 0x2 010; do
 	if insmod "$RNULL_KO" queue_mode=$bad 2>/dev/null; then fail "queue_mode=$bad loaded"; fi
 	! rnull_loaded || fail "queue_mode=$bad left rnull loaded"
 done
+load_rnull queue_mode=02
+expect_eq "$(param queue_mode)" 2 "queue_mode=02 (decimal)"
+unload_rnull
 
 # virt_boundary: a page's boundary mask; shared_tag_bitmap:
 # BLK_MQ_F_TAG_HCTX_SHARED on every hardware queue.
@@ -105,7 +116,7 @@ mkdir $cfs/a || fail "mkdir"
 expect_eq "$(cat $cfs/a/queue_mode)" 2 "configfs queue_mode default"
 # null_blk's attribute is unsigned: NUMA_NO_NODE is 4294967295.
 expect_eq "$(cat $cfs/a/home_node)" 4294967295 "configfs home_node default"
-for w in "queue_mode 3" "queue_mode -1" "home_node -1" "home_node -2" "virt_boundary 2" \
+for w in "queue_mode -1" "queue_mode 4294967296" "home_node -1" "home_node -2" "virt_boundary 2" \
 	"shared_tag_bitmap 2" "use_per_node_hctx 2"; do
 	set -- $w
 	before=$(cat $cfs/a/$1)
@@ -122,10 +133,19 @@ kmsg_since | grep -q "invalid home_node value" || fail "configfs home_node=4096 
 expect_eq "$(cat $cfs/a/home_node)" 4294967295 "configfs home_node after power on with 4096"
 echo 0 >$cfs/a/power || fail "power=0 after home_node=4096"
 echo 0 >$cfs/a/home_node || fail "configfs home_node=0"
-# queue_mode=1 is refused at power on, as null_blk's.
+# queue_mode is any unsigned int, as null_blk's attribute: 1 is refused
+# at power on with null_blk's message, any other but 0 kept, on blk-mq.
 echo 1 >$cfs/a/queue_mode || fail "configfs queue_mode=1 write"
+kmsg_mark
 if echo 1 >$cfs/a/power 2>/dev/null; then fail "power=1 with queue_mode=1"; fi
 expect_eq "$(cat $cfs/a/power)" 0 "power after queue_mode=1"
+kmsg_since | grep -q "legacy IO path is no longer available$" ||
+	fail "configfs queue_mode=1 without null_blk's message"
+echo 0x7 >$cfs/a/queue_mode || fail "configfs queue_mode=0x7"
+echo 1 >$cfs/a/power || fail "power=1 with queue_mode=7"
+expect_eq "$(cat $cfs/a/queue_mode)" 7 "configfs queue_mode after power on with 7"
+[ -d /sys/block/rnullb0/mq/0 ] || fail "queue_mode=7 device is not blk-mq"
+echo 0 >$cfs/a/power || fail "power=0 after queue_mode=7"
 kmsg_mark
 echo 0 >$cfs/a/queue_mode || fail "configfs queue_mode=0"
 echo 1 >$cfs/a/virt_boundary || fail "configfs virt_boundary=1"
