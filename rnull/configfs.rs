@@ -39,6 +39,7 @@ use crate::{
     },
     device::{Device, Registry},
     device_data::Backing,
+    face,
     faults::Faults,
     kapi::{
         badblocks::{BadBlocks, MAX_RANGES},
@@ -101,7 +102,12 @@ impl GroupOperations for Devices {
     type Child = DeviceDir;
 
     fn make_group(&self, name: &CStr) -> Result<impl PinInit<DeviceDir, Error>> {
-        let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
+        // The name of an existing disk, as null_blk's (`EEXIST`).
+        if face::claimed_by_dir(name).is_some_and(|n| self.registry.name_taken(n)) {
+            return Err(EEXIST);
+        }
+        // As given, not escaped: the null_blk face's disk takes it.
+        let name = name.to_cstring()?;
         let settings = Settings::new(&self.registry);
         let badblocks = Arc::pin_init(BadBlocks::new(), GFP_KERNEL)?;
         let faults = Faults::new()?;
