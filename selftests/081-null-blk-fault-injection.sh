@@ -35,6 +35,22 @@ expect_eq "$(dev_attr 0 injected_timeouts)" 1 "timeouts after times=1 ran out"
 log "load and I/O took $(($(date +%s) - t0)) s"
 unload_rnull
 
+# A parameter shows the string given, as C null_blk's module_param_string()
+# (setup_fault_attr() reads its four numbers and ignores the rest).
+v=010,20,0,-1,more
+load_rnull nr_devices=0 requeue=$v
+shown=$(cat /sys/module/rnull/parameters/requeue)
+unload_rnull
+expect_eq "$shown" "$v" "parameter requeue=$v"
+C_KO=$RNULL_MODDIR/null_blk.ko
+if [ -e "$C_KO" ] && insmod "$C_KO" nr_devices=0 requeue=$v 2>/dev/null; then
+	c_shown=$(cat /sys/module/null_blk/parameters/requeue)
+	rmmod null_blk || fail "rmmod C null_blk"
+	expect_eq "$shown" "$c_shown" "requeue=$v as C null_blk shows it"
+else
+	log "C null_blk without fault injection: not compared"
+fi
+
 # The configfs group, changed on a running device: one read times out and
 # fails (blk-mq's timeout, after rq_timeout_ms), the next is served.
 load_rnull nr_devices=0 rq_timeout_ms=1000
