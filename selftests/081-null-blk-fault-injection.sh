@@ -5,7 +5,8 @@
 # device's timeout_inject/, requeue_inject/ and init_hctx_fault_inject/.
 # A timed-out request is ended by blk-mq's timeout and the I/O after it
 # goes on; requeued requests lose no data; a failed init_hctx fails the
-# device's creation and leaves a resize with the queues it had.
+# device's creation and leaves a resize with the queues it had. The
+# block layer's io-timeout-fail is honoured as null_blk's.
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/rnull
@@ -129,3 +130,34 @@ for p in timeout requeue init_hctx; do
 	err=$(insmod "$RNULL_KO" "$p=$long" 2>&1) && fail "$p=<80 characters> loaded"
 	echo "$err" | grep -q "No space left on device" || fail "$p=<80 characters> refused otherwise: $err"
 done
+
+# The block layer's io-timeout-fail (CONFIG_FAIL_IO_TIMEOUT), which
+# null_blk's queue_rq honours (blk_should_fake_timeout()): the read it
+# picks is left for blk-mq's timeout and fails, the next is served.
+fit=/sys/kernel/debug/fail_io_timeout
+[ -d /sys/kernel/debug/block ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -d $fit ]; then
+	load_rnull rq_timeout_ms=1000
+	iof=/sys/block/rnullb0/io-timeout-fail
+	[ -e $iof ] || fail "no $iof beside $fit"
+	for f in "verbose 0" "interval 1" "times 1" "probability 100"; do
+		set -- $f
+		echo "$2" >$fit/$1 || fail "fail_io_timeout/$1=$2"
+	done
+	echo 1 >$iof || fail "io-timeout-fail=1"
+	t0=$(date +%s)
+	if dd if=/dev/rnullb0 of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null; then
+		fail "the read picked by io-timeout-fail succeeded"
+	fi
+	secs=$(($(date +%s) - t0))
+	[ "$secs" -ge 1 ] || fail "the io-timeout-fail read failed after ${secs}s, before rq_timeout_ms"
+	expect_eq "$(cat $fit/times)" 0 "fail_io_timeout/times after its fault"
+	expect_eq "$(dev_attr 0 injected_timeouts)" 1 "timeouts left by io-timeout-fail"
+	dd if=/dev/rnullb0 of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null ||
+		fail "I/O after fail_io_timeout ran out"
+	echo 0 >$iof || fail "io-timeout-fail=0"
+	echo 0 >$fit/probability || fail "fail_io_timeout/probability=0"
+	unload_rnull
+else
+	log "no $fit (CONFIG_FAIL_IO_TIMEOUT, CONFIG_FAULT_INJECTION_DEBUG_FS): io-timeout-fail not tested"
+fi
