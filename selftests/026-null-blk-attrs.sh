@@ -2,7 +2,8 @@
 # null_blk's queue_mode, home_node, use_per_node_hctx, virt_boundary and
 # shared_tag_bitmap, as module parameters and configfs attributes, and the
 # parameters no_sched, discard and fua: what each does to the disk, and
-# their bad values refused with EINVAL, the value unchanged.
+# their bad values refused with EINVAL, the value unchanged; queue_mode's
+# and home_node's checked against C null_blk's where the guest has it.
 . "$(dirname "$0")/lib.sh"
 
 dbg=/sys/kernel/debug/block
@@ -167,3 +168,34 @@ done
 echo 0 >$cfs/a/power || fail "power=0"
 rmdir $cfs/a || fail "rmdir"
 unload_rnull
+
+# C null_blk, where the guest has it, does what is copied above.
+C_KO=$RNULL_MODDIR/null_blk.ko
+if [ -e "$C_KO" ] && [ ! -d /sys/module/null_blk ]; then
+	ccfs=/sys/kernel/config/nullb
+	trap 'rmdir $ccfs/c 2>/dev/null; rmmod null_blk 2>/dev/null; cleanup_rnull' EXIT
+	cparam() { cat "/sys/module/null_blk/parameters/$1"; }
+	kmsg_mark
+	insmod "$C_KO" nr_devices=2 home_node=4096 queue_mode=0 ||
+		fail "C null_blk with home_node=4096 queue_mode=0"
+	kmsg_since | grep -q "null_blk: invalid home_node value$" || fail "C null_blk's home_node message"
+	expect_eq "$(cparam home_node)" -1 "C null_blk home_node after 4096"
+	expect_eq "$(kmsg_since | grep -cF "null_blk: $bio_msg")" 2 "C null_blk queue_mode=0 messages, 2 devices"
+	expect_eq "$(cparam queue_mode)" 0 "C null_blk queue_mode after 0"
+	mkdir $ccfs/c || fail "C null_blk mkdir"
+	expect_eq "$(cat $ccfs/c/home_node)" 4294967295 "C null_blk configfs home_node default"
+	echo 0x7 >$ccfs/c/queue_mode || fail "C null_blk configfs queue_mode=0x7"
+	if echo -1 >$ccfs/c/home_node 2>/dev/null; then fail "C null_blk configfs home_node=-1 accepted"; fi
+	rmdir $ccfs/c || fail "C null_blk rmdir"
+	rmmod null_blk || fail "rmmod C null_blk"
+	kmsg_mark
+	if insmod "$C_KO" nr_devices=0 queue_mode=1 2>/dev/null; then fail "C null_blk queue_mode=1 loaded"; fi
+	kmsg_since | grep -q "null_blk: legacy IO path is no longer available$" ||
+		fail "C null_blk's queue_mode=1 message"
+	for bad in 0x2 3; do
+		if insmod "$C_KO" nr_devices=0 queue_mode=$bad 2>/dev/null; then fail "C null_blk queue_mode=$bad loaded"; fi
+	done
+	[ ! -d /sys/module/null_blk ] || fail "a refused C null_blk stayed loaded"
+else
+	log "no C null_blk to compare with"
+fi
