@@ -304,14 +304,15 @@ impl Operations for RNullOps {
         rq: Pending<'_, Self>,
         _last: bool,
     ) -> Result<Started, Refused> {
-        // null_blk's order: the timeout is drawn first, a requeue then
+        // null_blk's order: the timeout is drawn first (the device's
+        // fault, then the block layer's `io-timeout-fail`), a requeue then
         // takes the request back before anything else.
         let mut lose = false;
         if dev.faults.may_fail() {
             // A polled request is not lost: the poller ends it, as
             // null_blk ignores the fault on its poll queues. The draw
             // still counts.
-            lose = dev.faults.timeout() && !ctx.polled();
+            lose = (dev.faults.timeout() || rq.should_fake_timeout()) && !ctx.polled();
             if dev.faults.requeue() {
                 return inject_requeue(&dev, hw, rq);
             }

@@ -153,24 +153,41 @@ pub(crate) fn model_poll_queues(poll_queues: u32, who: Who<'_>) -> u32 {
     0
 }
 
-/// `queue_mode`, as null_blk takes it: blk-mq is the only interface left,
-/// bio (0) is mapped to it with null_blk's message, the legacy request path
-/// (1) is refused with `EINVAL`.
-pub(crate) fn queue_mode(mode: u32, who: Who<'_>) -> Result<u32> {
+/// `queue_mode` 1, the legacy request path.
+const QUEUE_MODE_RQ: u32 = 1;
+
+/// A device's `queue_mode`, as null_blk's `null_validate_conf()` takes it,
+/// with its messages: blk-mq is the only interface left, bio (0) becomes
+/// blk-mq (2), the legacy request path (1) is refused with `EINVAL`, and
+/// any other value is kept, the device on blk-mq.
+pub(crate) fn queue_mode(mode: u32) -> Result<u32> {
     match mode {
-        1 => {
-            pr_err!(
-                "{who}queue_mode=1: legacy IO path is no longer available; must be 0 or 2 ({})\n",
-                Errno(EINVAL)
-            );
+        QUEUE_MODE_RQ => {
+            legacy_refused();
             Err(EINVAL)
         }
         0 => {
-            pr_err!("{who}queue_mode=0: BIO-based IO path is no longer available, using blk-mq instead.\n");
+            pr_err!("BIO-based IO path is no longer available, using blk-mq instead.\n");
             Ok(params::QUEUE_MODE_MQ)
         }
         m => Ok(m),
     }
+}
+
+/// null_blk's refusal of `queue_mode=1`.
+fn legacy_refused() {
+    pr_err!("legacy IO path is no longer available\n");
+}
+
+/// The node a tag set is given for `home_node`: `node` itself if it may be
+/// a home node, else `NUMA_NO_NODE`, with null_blk's message (its check,
+/// `home_node` below the online count, and the node online).
+pub(crate) fn home_node(node: i32) -> i32 {
+    if numa::is_home_node(node) {
+        return node;
+    }
+    pr_err!("invalid home_node value\n");
+    numa::NO_NODE
 }
 
 /// `submit_queues` with `use_per_node_hctx`: one per online node, with a
@@ -244,15 +261,13 @@ impl Config {
             _ => IrqMode::Timer,
         };
         let cpus = crate::kapi::cpu::possible_cpus();
-        queue_mode(param_u32(params::QUEUE_MODE.get())?, Who(None))?;
-        let mut home_node = i32::try_from(params::HOME_NODE.get()).map_err(|_| EINVAL)?;
-        if !numa::is_home_node(home_node) {
-            pr_err!(
-                "invalid home_node value {home_node}: node offline ({} online), using {}\n",
-                numa::online_nodes(),
-                numa::NO_NODE
-            );
-            home_node = numa::NO_NODE;
+        let home_node = home_node(i32::try_from(params::HOME_NODE.get()).map_err(|_| EINVAL)?);
+        // null_blk shows the node it uses.
+        params::HOME_NODE.settle(i64::from(home_node));
+        // null_init()'s check; a 0 is taken per device, as it is made.
+        if param_u32(params::QUEUE_MODE.get())? == QUEUE_MODE_RQ {
+            legacy_refused();
+            return Err(EINVAL);
         }
         let use_per_node_hctx = params::USE_PER_NODE_HCTX.get() != 0;
         let mut submit_queues = param_u32(params::SUBMIT_QUEUES.get())?;

@@ -34,11 +34,12 @@
 use crate::rzone::{cond::Cond, zones::CondError};
 use crate::{
     config::{
-        check_zoned, clamp_poll_queues, disk_params, model_poll_queues, per_node_queues,
+        check_zoned, clamp_poll_queues, disk_params, home_node, model_poll_queues, per_node_queues,
         queue_mode, Config, IrqMode, Who,
     },
     device::{Device, Registry},
     device_data::Backing,
+    face,
     faults::Faults,
     kapi::{
         badblocks::{BadBlocks, MAX_RANGES},
@@ -46,7 +47,6 @@ use crate::{
         cpu::possible_cpus,
         disk_files::FileSpec,
         fmt::{BufWriter, Errno},
-        numa,
         pages::PageStore,
         param::{Bytes, IntRange},
         parse::{parse_i64, strstrip, trim_newline},
@@ -102,7 +102,12 @@ impl GroupOperations for Devices {
     type Child = DeviceDir;
 
     fn make_group(&self, name: &CStr) -> Result<impl PinInit<DeviceDir, Error>> {
-        let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
+        // The name of an existing disk, as null_blk's (`EEXIST`).
+        if face::claimed_by_dir(name).is_some_and(|n| self.registry.name_taken(n)) {
+            return Err(EEXIST);
+        }
+        // As given, not escaped: the null_blk face's disk takes it.
+        let name = name.to_cstring()?;
         let settings = Settings::new(&self.registry);
         let badblocks = Arc::pin_init(BadBlocks::new(), GFP_KERNEL)?;
         let faults = Faults::new()?;
@@ -249,12 +254,6 @@ fn needs_host(registry: &Registry, v: i64) -> Option<&'static str> {
         .then_some("there is no host budget (load rnull with host_queue_depth)")
 }
 
-/// `home_node` must be online (null_blk does not check the directory's).
-fn online_node(_registry: &Registry, v: i64) -> Option<&'static str> {
-    let node = i32::try_from(v).ok()?;
-    (!numa::is_home_node(node)).then_some("the node is not online")
-}
-
 /// The zoned attributes: only where the kernel has zoned devices.
 const ZONED_ATTRS: usize = if cfg!(CONFIG_BLK_DEV_ZONED) { 10 } else { 0 };
 
@@ -281,10 +280,7 @@ const TABLE: [Attribute; 30 + ZONED_ATTRS] = [
     setting(c_str!("fua"), flag!(fua)),
     setting(
         c_str!("home_node"),
-        Setting {
-            refuse: Some(online_node),
-            ..number!(home_node, params::HOME_NODE.range())
-        },
+        number!(home_node, &params::HOME_NODE_ATTR),
     ),
     setting(
         c_str!("host_tags"),
@@ -351,7 +347,7 @@ const TABLE: [Attribute; 30 + ZONED_ATTRS] = [
     },
     setting(
         c_str!("queue_mode"),
-        number!(queue_mode, params::QUEUE_MODE.range()),
+        number!(queue_mode, &params::QUEUE_MODE_ATTR),
     ),
     setting(c_str!("rotational"), flag!(rotational)),
     setting(c_str!("rotational_model"), flag!(rotational_model)),
@@ -481,7 +477,8 @@ struct Settings {
     rotational_model: bool,
     time_slice_us: u64,
     queue_mode: u32,
-    home_node: i32,
+    /// As null_blk's: unsigned, `u32::MAX` for `NUMA_NO_NODE`.
+    home_node: u32,
     use_per_node_hctx: bool,
     virt_boundary: bool,
     shared_tag_bitmap: bool,
@@ -525,7 +522,8 @@ impl Settings {
             rotational_model: c.model.is_some(),
             time_slice_us: c.time_slice_us,
             queue_mode: u32::try_from(params::QUEUE_MODE.get()).unwrap_or(params::QUEUE_MODE_MQ),
-            home_node: c.home_node,
+            // -1 is `u32::MAX`, as null_blk's `dev->home_node = g_home_node`.
+            home_node: c.home_node as u32,
             use_per_node_hctx: c.use_per_node_hctx,
             virt_boundary: c.virt_boundary,
             shared_tag_bitmap: c.shared_tag_bitmap,
@@ -548,7 +546,7 @@ impl Settings {
     /// clamped, with a warning; refuses model parameters that do not fit
     /// together.
     fn make_config(&mut self, base: &Config, dir: &CStr) -> Result<Config> {
-        self.queue_mode = queue_mode(self.queue_mode, Who(Some(dir)))?;
+        self.queue_mode = queue_mode(self.queue_mode)?;
         let cpus = possible_cpus();
         if self.use_per_node_hctx {
             self.submit_queues = per_node_queues(self.submit_queues, Who(Some(dir)));
@@ -598,7 +596,11 @@ impl Settings {
         c.mbps = self.mbps;
         c.model = model;
         c.time_slice_us = self.time_slice_us;
-        c.home_node = self.home_node;
+        // An `int` to the allocators, as null_blk's; null_blk does not
+        // check the directory's node, which the module parameter's check
+        // keeps off allocators that would index per-node data by it.
+        c.home_node = home_node(self.home_node as i32);
+        self.home_node = c.home_node as u32;
         c.use_per_node_hctx = self.use_per_node_hctx;
         c.virt_boundary = self.virt_boundary;
         c.shared_tag_bitmap = self.shared_tag_bitmap;

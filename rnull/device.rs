@@ -43,6 +43,9 @@ pub(crate) struct Registry {
 struct RegistryState {
     /// Bit `i`: index `i` is taken.
     used: u64,
+    /// The disk name of each taken index (see `used`), by index; on the
+    /// heap (2.5 KiB), off module init's stack.
+    names: KVec<face::DiskNameBuf>,
     /// The module-wide tag set, made from the module parameters when the
     /// first `shared_tags` device needs it, kept until the module goes
     /// (as null_blk's).
@@ -65,11 +68,11 @@ fn tagset_config(config: &Config) -> TagSetConfig {
 
 /// Why [`Registry::create`] made no device, for the caller's log line.
 pub(crate) enum CreateError {
-    /// The index asked for is another device's.
-    IndexTaken(u32),
-    /// The configfs directory's name is that of load-time device `N`'s
-    /// disk (null_blk face).
-    NameTaken(u32),
+    /// The index asked for is another device's, whose disk has the name.
+    IndexTaken(u32, face::DiskNameBuf),
+    /// Another device's disk has the name (null_blk face: a configfs
+    /// directory's name cut to `DISK_NAME_LEN`).
+    NameTaken(face::DiskNameBuf),
     /// Every index is taken.
     NoFreeIndex,
     /// `shared_tags=1` with a queue shape other than the module-wide tag
@@ -89,7 +92,7 @@ impl CreateError {
     /// The errno the caller returns.
     pub(crate) fn errno(&self) -> Error {
         match self {
-            Self::IndexTaken(_) | Self::NameTaken(_) => EEXIST,
+            Self::IndexTaken(..) | Self::NameTaken(_) => EEXIST,
             Self::NoFreeIndex => ENOSPC,
             Self::SharedShape(..) => EINVAL,
             Self::Failed(e) => *e,
@@ -101,8 +104,8 @@ impl CreateError {
 impl core::fmt::Display for CreateError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::IndexTaken(i) => write!(f, "index {i} is taken: {} exists ", load_time_name(*i))?,
-            Self::NameTaken(i) => write!(f, "{} is a load-time disk ", load_time_name(*i))?,
+            Self::IndexTaken(i, name) => write!(f, "index {i} is taken: {name} exists ")?,
+            Self::NameTaken(name) => write!(f, "disk {name} exists ")?,
             Self::NoFreeIndex => write!(f, "no free index: {MAX_DEVICES} devices exist ")?,
             Self::SharedShape(wanted, shared) => write!(
                 f,
@@ -168,12 +171,22 @@ impl core::fmt::Display for Shape {
 impl Registry {
     /// No device yet.
     pub(crate) fn new(config: &Config, host: Option<Arc<Host>>) -> Result<Arc<Self>> {
+        let unused = face::DiskName {
+            index: 0,
+            dir: None,
+        }
+        .bytes();
+        let mut names = KVec::with_capacity(MAX_DEVICES as usize, GFP_KERNEL)?;
+        for _ in 0..MAX_DEVICES {
+            names.push(unused, GFP_KERNEL)?;
+        }
         Arc::pin_init(
             pin_init!(Self {
                 config: *config,
                 host,
                 state <- new_mutex!(RegistryState {
                     used: 0,
+                    names,
                     shared: None,
                 }),
             }),
@@ -187,6 +200,10 @@ impl Registry {
         let n = self.config.nr_devices;
         let mut devices = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for index in 0..n {
+            // null_add_dev()'s check of each device (the load refused 1).
+            crate::config::queue_mode(
+                u32::try_from(crate::params::QUEUE_MODE.get()).map_err(|_| EINVAL)?,
+            )?;
             let device = self
                 .create(Some(index), None, &self.config, true, Backing::default())
                 .map_err(|e| {
@@ -210,13 +227,7 @@ impl Registry {
         host_tags: bool,
         backing: Backing,
     ) -> Result<Device, CreateError> {
-        // A load-time device has the name (null_blk refuses it as well).
-        if let Some(i) = dir.and_then(face::index_named) {
-            if i < self.config.nr_devices {
-                return Err(CreateError::NameTaken(i));
-            }
-        }
-        let slot = self.take_index(index)?;
+        let slot = self.take_index(index, dir)?;
         let tagset = if config.shared_tags {
             self.shared_tagset(config)?
         } else {
@@ -236,12 +247,28 @@ impl Registry {
         })
     }
 
-    /// Reserves `index`, or the lowest free index.
-    fn take_index(self: &Arc<Self>, index: Option<u32>) -> Result<IndexSlot, CreateError> {
+    /// Whether a disk named `name` exists.
+    pub(crate) fn name_taken(&self, name: &[u8]) -> bool {
+        self.state.lock().name_taken(name)
+    }
+
+    /// Reserves `index`, or the lowest free index, and the name of its
+    /// disk, made from the configfs directory `dir` if any: another
+    /// device's disk may have it (the null_blk face's long directory
+    /// names cut to one, or a directory named as a load-time disk) and
+    /// registering it would fail, after sysfs's warning; refused here.
+    fn take_index(
+        self: &Arc<Self>,
+        index: Option<u32>,
+        dir: Option<&CStr>,
+    ) -> Result<IndexSlot, CreateError> {
         let mut state = self.state.lock();
         let index = match index {
             Some(i) if i >= MAX_DEVICES => return Err(EINVAL.into()),
-            Some(i) if state.used & (1 << i) != 0 => return Err(CreateError::IndexTaken(i)),
+            Some(i) if state.used & (1 << i) != 0 => {
+                let name = state.names.get(i as usize).copied().ok_or(EINVAL)?;
+                return Err(CreateError::IndexTaken(i, name));
+            }
             Some(i) => i,
             None => {
                 let i = (!state.used).trailing_zeros();
@@ -251,6 +278,11 @@ impl Registry {
                 i
             }
         };
+        let name = face::DiskName { index, dir }.bytes();
+        if state.name_taken(name.as_bytes()) {
+            return Err(CreateError::NameTaken(name));
+        }
+        *state.names.get_mut(index as usize).ok_or(EINVAL)? = name;
         state.used |= 1 << index;
         Ok(IndexSlot {
             registry: self.clone(),
@@ -273,6 +305,16 @@ impl Registry {
         let t = Arc::pin_init(TagSet::new(&shared), GFP_KERNEL)?;
         state.shared = Some(t.clone());
         Ok(t)
+    }
+}
+
+impl RegistryState {
+    /// Whether the disk of a taken index is named `name`.
+    fn name_taken(&self, name: &[u8]) -> bool {
+        self.names
+            .iter()
+            .enumerate()
+            .any(|(i, n)| self.used & (1 << i) != 0 && n.as_bytes() == name)
     }
 }
 
@@ -368,6 +410,6 @@ fn build_disk(
     if let Some(zones) = &data.zones {
         builder = builder.zoned::<RNullOps>(crate::zoned::limits(zones.geometry())?);
     }
-    let disk = builder.build(format_args!("{name}"), tagset, data.clone())?;
+    let disk = builder.build(name.bytes().as_bytes(), tagset, data.clone())?;
     Ok((disk, data))
 }

@@ -16,7 +16,8 @@
 //! anyway, registering it fails (`-EEXIST`) and init logs that. rnull's
 //! own face shares no name with either and loads beside both.
 
-use core::fmt;
+use crate::kapi::{disk::DISK_NAME_MAX, fmt::BufWriter};
+use core::fmt::{self, Write};
 use kernel::{c_str, str::CStr};
 
 /// The configfs subsystem: `/sys/kernel/config/<CONFIGFS>/`.
@@ -55,27 +56,77 @@ pub(crate) struct DiskName<'a> {
     pub(crate) dir: Option<&'a CStr>,
 }
 
-impl fmt::Display for DiskName<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl DiskName<'_> {
+    /// The name's bytes. A directory's name is copied as is, and, as
+    /// null_blk's `snprintf()` into its `disk_name[DISK_NAME_LEN]`, cut to
+    /// its first [`DISK_NAME_MAX`] bytes (so two long names may give one
+    /// disk name: the second power on is refused, `EEXIST`). A
+    /// `<DISK_PREFIX><index>` name is at most 8 bytes (`rnullb63`), never
+    /// cut.
+    pub(crate) fn bytes(&self) -> DiskNameBuf {
+        let mut name = DiskNameBuf {
+            buf: [0; DISK_NAME_MAX],
+            len: 0,
+        };
         match self.dir {
-            Some(dir) if NAMED_BY_DIR => write!(f, "{dir}"),
-            _ => write!(f, "{DISK_PREFIX}{}", self.index),
+            Some(dir) if NAMED_BY_DIR => {
+                let src = dir.as_bytes();
+                let len = src.len().min(DISK_NAME_MAX);
+                name.buf[..len].copy_from_slice(&src[..len]);
+                name.len = len;
+            }
+            _ => {
+                let mut w = BufWriter::new(&mut name.buf);
+                // Cannot fail: at most 8 bytes (see above).
+                let _ = write!(w, "{DISK_PREFIX}{}", self.index);
+                name.len = w.len();
+            }
         }
+        name
     }
 }
 
-/// The index `N` if a disk made from the configfs directory `dir` would
-/// be named `<DISK_PREFIX>N`, the name of load-time device `N`.
-pub(crate) fn index_named(dir: &CStr) -> Option<u32> {
-    let digits = dir.as_bytes().strip_prefix(DISK_PREFIX.as_bytes())?;
-    // `nullb01` and `nullb+1` are not `nullb1`'s name (`parse` takes both).
-    if !NAMED_BY_DIR
-        || !digits.iter().all(u8::is_ascii_digit)
-        || digits.first() == Some(&b'0') && digits.len() > 1
-    {
-        return None;
+/// Escaped as the kernel's `CStr` prints: log lines only.
+impl fmt::Display for DiskName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.bytes().fmt(f)
     }
-    core::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// A disk's name, at most [`DISK_NAME_MAX`] bytes, none of them NUL.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DiskNameBuf {
+    buf: [u8; DISK_NAME_MAX],
+    len: usize,
+}
+
+impl DiskNameBuf {
+    /// The name's bytes.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Printable ASCII as is, the rest escaped (`\xNN`), as `CStr`'s.
+impl fmt::Display for DiskNameBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for &c in self.as_bytes() {
+            if (0x20..0x7f).contains(&c) {
+                f.write_char(c as char)?;
+            } else {
+                write!(f, "\\x{c:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The name of the disk a configfs directory `dir` is to make, if its
+/// disks take their directory's name: `mkdir` refuses it while a disk of
+/// that name exists (null_blk's `nullb_group_make_group()`). Compared
+/// whole, as null_blk's `strcmp()` with `disk_name`.
+pub(crate) fn claimed_by_dir(dir: &CStr) -> Option<&[u8]> {
+    NAMED_BY_DIR.then(|| dir.as_bytes())
 }
 
 /// The group of rnull's own per-disk files, `/sys/block/<disk>/<SYSFS_GROUP>/`.

@@ -59,10 +59,15 @@ impl Faults {
     }
 
     /// Whether any fault may be injected: the kernel has fault injection
-    /// (a configfs group may turn one on at any time).
+    /// (a configfs group may turn one on at any time), or the block
+    /// layer's `io-timeout-fail` (`CONFIG_FAIL_IO_TIMEOUT`, which any disk
+    /// may turn on).
     #[inline(always)]
     pub(crate) const fn may_fail(&self) -> bool {
-        cfg!(all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS))
+        cfg!(any(
+            all(CONFIG_FAULT_INJECTION, CONFIG_FAULT_INJECTION_CONFIGFS),
+            CONFIG_FAIL_IO_TIMEOUT
+        ))
     }
 
     /// Whether fault `kind` is injected now (`should_fail()`).

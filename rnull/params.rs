@@ -55,7 +55,7 @@ module_param!(BS: IntParam = IntParam::new(512, IntRange::power_of_two(512, 4096
     "bs", 0o444, "int", "logical and physical block size in bytes");
 module_param!(GB: IntParam = IntParam::new(250, IntRange::new(1, MAX_GB)),
     "gb", 0o444, "int", "size in GiB");
-module_param!(IRQMODE: IntParam = IntParam::new(1, IntRange::new(0, 2)),
+module_param!(IRQMODE: IntParam = IntParam::new(1, IntRange::new(0, 2)).decimal(),
     "irqmode", 0o444, "int",
     "0: complete in `queue_rq`; 1: softirq via `blk_mq_complete_request`; 2: per-request hrtimer");
 module_param!(COMPLETION_NSEC: IntParam = IntParam::new(10_000, IntRange::new(0, i64::MAX)),
@@ -84,15 +84,27 @@ module_param!(FUA: IntParam = IntParam::new(1, BOOL),
 module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, IntRange::new(8, 65535)),
     "max_sectors", 0o444, "int", "largest request, in 512-byte sectors");
 
-module_param!(QUEUE_MODE: IntParam = IntParam::new(2, IntRange::new(0, 2)),
+module_param!(QUEUE_MODE: IntParam = IntParam::new(2, IntRange::new(0, 2)).decimal(),
     "queue_mode", 0o444, "int",
-    "block interface, as null_blk's: 2 = blk-mq; 0 (bio) uses blk-mq with a message; 1 (the legacy request path) fails the load");
+    "block interface, as null_blk's: 2 = blk-mq; 0 (bio) makes each device on blk-mq with a message; 1 (the legacy request path) fails the load");
+
+/// A configfs directory's `queue_mode`: any `unsigned int`, as null_blk's
+/// attribute (`kstrtouint(s, 0)`); power on refuses 1, makes 0 2 and
+/// takes the rest as blk-mq (`null_validate_conf()`).
+pub(crate) const QUEUE_MODE_ATTR: IntRange = IntRange::new(0, u32::MAX as i64);
+// Any int, as null_blk's: a node that is not online is replaced at load.
 module_param!(HOME_NODE: IntParam = IntParam::new(
         numa::NO_NODE as i64,
-        IntRange::new(numa::NO_NODE as i64, numa::MAX_NODES as i64 - 1),
+        IntRange::new(i32::MIN as i64, i32::MAX as i64),
     ),
     "home_node", 0o444, "int",
-    "NUMA node of the tag set and the queues, -1 = none; an offline node is replaced by -1 with a message");
+    "NUMA node of the tag set and the queues, -1 = none; any other node that is not online becomes -1, with null_blk's message");
+
+/// A configfs directory's `home_node`: null_blk's attribute is an
+/// `unsigned int` (`kstrtouint()`), which its allocators take as an `int`,
+/// so `4294967295` is `NUMA_NO_NODE` and is what a new directory shows
+/// when the parameter is -1.
+pub(crate) const HOME_NODE_ATTR: IntRange = IntRange::new(0, u32::MAX as i64);
 module_param!(USE_PER_NODE_HCTX: IntParam = IntParam::new(0, BOOL),
     "use_per_node_hctx", 0o444, "int",
     "one hardware queue per online NUMA node: `submit_queues` becomes the number of online nodes");

@@ -91,14 +91,39 @@ rmmod null_blk || fail "rmmod the face"
 [ ! -d $mod ] || fail "$mod left after rmmod"
 [ ! -d $cfs ] || fail "$cfs left after rmmod"
 
-# A load-time device's name is not a configfs device's (null_blk's rule).
-insmod "$FACE_KO" nr_devices=1 || fail "insmod the face nr_devices=1"
-[ -b /dev/nullb0 ] || fail "/dev/nullb0 missing with nr_devices=1"
-mkdir $cfs/nullb0 || fail "mkdir $cfs/nullb0"
+# Disk names, C null_blk's and the face's alike: mkdir of an existing
+# disk's name fails with EEXIST (nullb_group_make_group()), and a
+# directory's name is cut to DISK_NAME_LEN - 1 = 31 bytes for its disk.
+long=abcdefghijklmnopqrstuvwxyz0123456789
+short=abcdefghijklmnopqrstuvwxyz01234
+refused_exists() { # WHAT DIR
+	if mkdir "$2" 2>/tmp/face.err; then fail "$1: mkdir $2 beside a disk of its name"; fi
+	grep -q 'File exists' /tmp/face.err || fail "$1: mkdir $2 refused otherwise: $(cat /tmp/face.err)"
+}
+for ko in "$C_KO" "$FACE_KO"; do
+	what=${ko##*/}
+	insmod "$ko" nr_devices=1 || fail "insmod $what nr_devices=1"
+	[ -b /dev/nullb0 ] || fail "$what: /dev/nullb0 missing with nr_devices=1"
+	refused_exists "$what" $cfs/nullb0
+	mkdir $cfs/$long || fail "$what: mkdir $long"
+	echo 1 >$cfs/$long/power || fail "$what: power=1 on $long"
+	[ -b /dev/$short ] || fail "$what: /dev/$short missing (disks: $(ls /sys/block | tr '\n' ' '))"
+	refused_exists "$what" $cfs/$short
+	rmdir $cfs/$long || fail "$what: rmdir $long"
+	mkdir $cfs/$short || fail "$what: mkdir $short once its disk is gone"
+	rmdir $cfs/$short || fail "$what: rmdir $short"
+	[ "$ko" = "$FACE_KO" ] || rmmod null_blk || fail "rmmod $what"
+done
+# Two long names cut to one: the second power on is refused with EEXIST
+# and a line saying why (C null_blk's add_disk() would fail on the
+# duplicate sysfs name).
+mkdir $cfs/${long} $cfs/${short}xyz || fail "mkdir two long names"
+echo 1 >$cfs/${long}/power || fail "power=1 on $long"
 kmsg_mark
-if echo 1 >$cfs/nullb0/power 2>/dev/null; then fail "power=1 on nullb0 beside load-time nullb0"; fi
-kmsg_since | grep -q 'nullb0 is a load-time disk (-EEXIST)' || fail "no log line for the taken name"
-rmdir $cfs/nullb0 || fail "rmdir $cfs/nullb0"
+if echo 1 >$cfs/${short}xyz/power 2>/dev/null; then fail "power=1 on a second disk named $short"; fi
+kmsg_since | grep -q "disk $short exists (-EEXIST)" || fail "no log line for the taken name"
+expect_eq "$(cat $cfs/${short}xyz/power)" 0 "power of the refused second $short"
+rmdir $cfs/${long} $cfs/${short}xyz || fail "rmdir the two long names"
 
 # Face loaded: C null_blk is refused and the face stays as it was.
 if insmod "$C_KO" 2>/tmp/face.err; then fail "C null_blk loaded beside the face"; fi

@@ -5,7 +5,8 @@
 # device's timeout_inject/, requeue_inject/ and init_hctx_fault_inject/.
 # A timed-out request is ended by blk-mq's timeout and the I/O after it
 # goes on; requeued requests lose no data; a failed init_hctx fails the
-# device's creation and leaves a resize with the queues it had.
+# device's creation and leaves a resize with the queues it had. The
+# block layer's io-timeout-fail is honoured as null_blk's.
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/rnull
@@ -34,6 +35,22 @@ dd if=/dev/rnullb0 of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null ||
 expect_eq "$(dev_attr 0 injected_timeouts)" 1 "timeouts after times=1 ran out"
 log "load and I/O took $(($(date +%s) - t0)) s"
 unload_rnull
+
+# A parameter shows the string given, as C null_blk's module_param_string()
+# (setup_fault_attr() reads its four numbers and ignores the rest).
+v=010,20,0,-1,more
+load_rnull nr_devices=0 requeue=$v
+shown=$(cat /sys/module/rnull/parameters/requeue)
+unload_rnull
+expect_eq "$shown" "$v" "parameter requeue=$v"
+C_KO=$RNULL_MODDIR/null_blk.ko
+if [ -e "$C_KO" ] && insmod "$C_KO" nr_devices=0 requeue=$v 2>/dev/null; then
+	c_shown=$(cat /sys/module/null_blk/parameters/requeue)
+	rmmod null_blk || fail "rmmod C null_blk"
+	expect_eq "$shown" "$c_shown" "requeue=$v as C null_blk shows it"
+else
+	log "C null_blk without fault injection: not compared"
+fi
 
 # The configfs group, changed on a running device: one read times out and
 # fails (blk-mq's timeout, after rq_timeout_ms), the next is served.
@@ -113,3 +130,34 @@ for p in timeout requeue init_hctx; do
 	err=$(insmod "$RNULL_KO" "$p=$long" 2>&1) && fail "$p=<80 characters> loaded"
 	echo "$err" | grep -q "No space left on device" || fail "$p=<80 characters> refused otherwise: $err"
 done
+
+# The block layer's io-timeout-fail (CONFIG_FAIL_IO_TIMEOUT), which
+# null_blk's queue_rq honours (blk_should_fake_timeout()): the read it
+# picks is left for blk-mq's timeout and fails, the next is served.
+fit=/sys/kernel/debug/fail_io_timeout
+[ -d /sys/kernel/debug/block ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -d $fit ]; then
+	load_rnull rq_timeout_ms=1000
+	iof=/sys/block/rnullb0/io-timeout-fail
+	[ -e $iof ] || fail "no $iof beside $fit"
+	for f in "verbose 0" "interval 1" "times 1" "probability 100"; do
+		set -- $f
+		echo "$2" >$fit/$1 || fail "fail_io_timeout/$1=$2"
+	done
+	echo 1 >$iof || fail "io-timeout-fail=1"
+	t0=$(date +%s)
+	if dd if=/dev/rnullb0 of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null; then
+		fail "the read picked by io-timeout-fail succeeded"
+	fi
+	secs=$(($(date +%s) - t0))
+	[ "$secs" -ge 1 ] || fail "the io-timeout-fail read failed after ${secs}s, before rq_timeout_ms"
+	expect_eq "$(cat $fit/times)" 0 "fail_io_timeout/times after its fault"
+	expect_eq "$(dev_attr 0 injected_timeouts)" 1 "timeouts left by io-timeout-fail"
+	dd if=/dev/rnullb0 of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null ||
+		fail "I/O after fail_io_timeout ran out"
+	echo 0 >$iof || fail "io-timeout-fail=0"
+	echo 0 >$fit/probability || fail "fail_io_timeout/probability=0"
+	unload_rnull
+else
+	log "no $fit (CONFIG_FAIL_IO_TIMEOUT, CONFIG_FAULT_INJECTION_DEBUG_FS): io-timeout-fail not tested"
+fi

@@ -6,7 +6,7 @@
 use super::zoned::{self, Hook, HookFor, ReportZones, ZoneLimits};
 use super::{
     disk_files::{DiskFiles, DiskGroup, HctxFile},
-    fmt::{BufWriter, Errno},
+    fmt::Errno,
     lock_class::LockClass,
     noio::NoIoScope,
     operations::Operations,
@@ -14,7 +14,7 @@ use super::{
     tagset::{QueueCounts, TagSet},
     wake::QueueWaker,
 };
-use core::{ffi::c_void, fmt::Write, ptr::NonNull};
+use core::{ffi::c_void, ptr::NonNull};
 use kernel::{
     bindings,
     error::{from_err_ptr, to_result},
@@ -90,6 +90,9 @@ static DISK_LOCK_CLASS: LockClass = LockClass::new();
 const BLK_FEAT_WRITE_CACHE: u32 = 1 << 0;
 /// `BLK_FEAT_FUA`: forced unit access writes.
 const BLK_FEAT_FUA: u32 = 1 << 1;
+
+/// The longest disk name: `DISK_NAME_LEN` less its NUL.
+pub(crate) const DISK_NAME_MAX: usize = bindings::DISK_NAME_LEN as usize - 1;
 
 /// The limits and features of a disk, set before it is built (upstream's
 /// `GenDiskBuilder`).
@@ -245,15 +248,21 @@ impl DiskBuilder {
 
     /// Allocates and registers the disk `name` on `tagset`, with
     /// `queue_data` lent to every callback of its queue and the sysfs files
-    /// of [`DiskFiles`].
+    /// of [`DiskFiles`]. `name` is the disk's name as is (any bytes but
+    /// NUL, as C's `disk_name`), at most [`DISK_NAME_MAX`] of them: a
+    /// longer or empty one is refused with `EINVAL` (the caller shortens
+    /// it if it wants to).
     pub(crate) fn build<T: DiskFiles>(
         self,
-        name: core::fmt::Arguments<'_>,
+        name: &[u8],
         tagset: Arc<TagSet<T>>,
         queue_data: T::QueueData,
     ) -> Result<Disk<T>> {
-        let mut disk_name = [0u8; 32];
-        write!(BufWriter::new(&mut disk_name[..31]), "{name}").map_err(|_| EINVAL)?;
+        if name.is_empty() || name.len() > DISK_NAME_MAX || name.contains(&0) {
+            return Err(EINVAL);
+        }
+        let mut disk_name = [0u8; bindings::DISK_NAME_LEN as usize];
+        disk_name[..name.len()].copy_from_slice(name);
         // The hook reads the queue data as a `T::QueueData`.
         #[cfg(CONFIG_BLK_DEV_ZONED)]
         if let Some((_, _, ty)) = &self.zoned {

@@ -30,7 +30,7 @@ use super::{
 use core::{
     fmt::Write,
     ptr::addr_of_mut,
-    sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
 use kernel::{bindings, c_str, prelude::*, str::CStr, types::Opaque};
 
@@ -88,9 +88,13 @@ const STR_LEN: usize = 80;
 /// <times>`, parsed by `setup_fault_attr()` when it is set, so that a value
 /// it refuses fails the load with `EINVAL` (null_blk's load fails so too,
 /// from its init), and one that does not fit null_blk's string with
-/// `ENOSPC`, as `param_set_copystring()`'s.
+/// `ENOSPC`, as `param_set_copystring()`'s. Shown as given, as null_blk's
+/// `module_param_string()` (`param_get_string()`).
 pub(crate) struct FaultParam {
     set: AtomicBool,
+    /// The value as given, `text_len` bytes of it.
+    text: [AtomicU8; STR_LEN],
+    text_len: AtomicUsize,
     interval: AtomicU64,
     probability: AtomicU64,
     space: AtomicI32,
@@ -113,6 +117,8 @@ impl FaultParam {
     pub(crate) const fn new() -> Self {
         Self {
             set: AtomicBool::new(false),
+            text: [const { AtomicU8::new(0) }; STR_LEN],
+            text_len: AtomicUsize::new(0),
             interval: AtomicU64::new(0),
             probability: AtomicU64::new(0),
             space: AtomicI32::new(0),
@@ -147,6 +153,7 @@ impl ParamValue for FaultParam {
     fn set(&self, name: &CStr, input: &[u8]) -> Result {
         if input.is_empty() {
             self.set.store(false, Ordering::Relaxed);
+            self.text_len.store(0, Ordering::Relaxed);
             return Ok(());
         }
         if input.len() >= STR_LEN {
@@ -181,19 +188,25 @@ impl ParamValue for FaultParam {
             .store(attr.probability as u64, Ordering::Relaxed);
         self.space.store(attr.space.counter, Ordering::Relaxed);
         self.times.store(attr.times.counter, Ordering::Relaxed);
+        for (dst, &src) in self.text.iter().zip(input) {
+            dst.store(src, Ordering::Relaxed);
+        }
+        self.text_len.store(input.len(), Ordering::Relaxed);
         self.set.store(true, Ordering::Relaxed);
         Ok(())
     }
 
+    /// The string as given and a newline (`"%s\n"`); bytes, as
+    /// null_blk's, not necessarily UTF-8.
     fn show(&self, out: &mut BufWriter<'_>) -> core::fmt::Result {
-        match self.values() {
-            Some(v) => writeln!(
-                out,
-                "{},{},{},{}",
-                v.interval, v.probability, v.space, v.times
-            ),
-            None => writeln!(out),
+        // Relaxed: see `values`.
+        let len = self.text_len.load(Ordering::Relaxed).min(STR_LEN);
+        let mut text = [0u8; STR_LEN];
+        for (dst, src) in text.iter_mut().zip(&self.text[..len]) {
+            *dst = src.load(Ordering::Relaxed);
         }
+        out.write_bytes(&text[..len])?;
+        writeln!(out)
     }
 }
 

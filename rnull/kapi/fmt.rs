@@ -27,14 +27,21 @@ impl<'a> BufWriter<'a> {
     }
 }
 
-impl fmt::Write for BufWriter<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.pos.checked_add(s.len()).ok_or(fmt::Error)?;
+impl BufWriter<'_> {
+    /// Appends `bytes`, UTF-8 or not; nothing if they do not fit.
+    pub(crate) fn write_bytes(&mut self, bytes: &[u8]) -> fmt::Result {
+        let end = self.pos.checked_add(bytes.len()).ok_or(fmt::Error)?;
         let dst = self.buf.get_mut(self.pos..end).ok_or(fmt::Error)?;
-        dst.copy_from_slice(s.as_bytes());
+        dst.copy_from_slice(bytes);
         // INVARIANT: `end <= buf.len()`, checked by `get_mut` above.
         self.pos = end;
         Ok(())
+    }
+}
+
+impl fmt::Write for BufWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.write_bytes(s.as_bytes())
     }
 }
 

@@ -12,7 +12,7 @@
 use super::{
     fmt::BufWriter,
     modinfo::ConstText,
-    parse::{parse_i64, trim_newline},
+    parse::{parse_i64, parse_i64_decimal, trim_newline},
     ratelimit::RateLimit,
 };
 use core::{
@@ -76,18 +76,39 @@ impl IntRange {
         log: &RateLimit,
         input: &[u8],
     ) -> Result<i64> {
-        match parse_i64(input) {
+        self.parse_in(what, log, input, false)
+    }
+
+    /// [`Self::parse`], in decimal (`kstrtoint(s, 10)`) if `decimal`.
+    fn parse_in(
+        &self,
+        what: &dyn core::fmt::Display,
+        log: &RateLimit,
+        input: &[u8],
+        decimal: bool,
+    ) -> Result<i64> {
+        let v = if decimal {
+            parse_i64_decimal(input)
+        } else {
+            parse_i64(input)
+        };
+        match v {
             Some(v) if self.accepts(v) => Ok(v),
             _ => {
                 if log.allow(what) {
                     pr_err!(
-                        "invalid value '{}' for {}: must be {}an integer in {}..={}\n",
+                        "invalid value '{}' for {}: must be {}{} in {}..={}\n",
                         Bytes(trim_newline(input)),
                         what,
                         if self.power_of_two {
                             "a power of two and "
                         } else {
                             ""
+                        },
+                        if decimal {
+                            "a decimal integer"
+                        } else {
+                            "an integer"
                         },
                         self.min,
                         self.max
@@ -127,6 +148,9 @@ pub(crate) struct IntParam {
     value: AtomicI64,
     default: i64,
     range: IntRange,
+    /// Read in decimal only, as null_blk's `null_param_store_val()`
+    /// (`kstrtoint(s, 10)`) reads `queue_mode` and `irqmode`.
+    decimal: bool,
     /// The rate limit of the log lines of refused values.
     log: RateLimit,
 }
@@ -139,13 +163,32 @@ impl IntParam {
             value: AtomicI64::new(default),
             default,
             range,
+            decimal: false,
             log: RateLimit::new(),
+        }
+    }
+
+    /// The same parameter, read in decimal only (`kstrtoint(s, 10)`).
+    pub(crate) const fn decimal(self) -> Self {
+        Self {
+            decimal: true,
+            ..self
         }
     }
 
     /// The current value, always within the range.
     pub(crate) fn get(&self) -> i64 {
         self.value.load(Ordering::Relaxed)
+    }
+
+    /// Replaces the value with `v`, what the load settled on instead of
+    /// the value given (null_blk's `home_node`, shown as -1 once
+    /// refused); `v` must be in the range.
+    pub(crate) fn settle(&self, v: i64) {
+        debug_assert!(self.range.accepts(v));
+        if self.range.accepts(v) {
+            self.value.store(v, Ordering::Relaxed);
+        }
     }
 
     /// The values the parameter accepts.
@@ -155,11 +198,13 @@ impl IntParam {
 
     /// `help (range; default D)`, the parameter's `.modinfo` description.
     pub(crate) const fn describe(&self, help: &str) -> ConstText {
-        self.range
-            .describe(ConstText::new().str(help).str(" ("))
-            .str("; default ")
-            .int(self.default)
-            .str(")")
+        let text = self.range.describe(ConstText::new().str(help).str(" ("));
+        let text = if self.decimal {
+            text.str(", decimal")
+        } else {
+            text
+        };
+        text.str("; default ").int(self.default).str(")")
     }
 }
 
@@ -174,7 +219,9 @@ impl core::fmt::Display for ParamName<'_> {
 
 impl ParamValue for IntParam {
     fn set(&self, name: &CStr, input: &[u8]) -> Result {
-        let v = self.range.parse(&ParamName(name), &self.log, input)?;
+        let v = self
+            .range
+            .parse_in(&ParamName(name), &self.log, input, self.decimal)?;
         self.value.store(v, Ordering::Relaxed);
         Ok(())
     }

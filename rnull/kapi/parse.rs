@@ -33,6 +33,18 @@ pub(crate) fn strstrip(input: &[u8]) -> &[u8] {
 /// then `0x`/`0X` and hexadecimal, `0` and octal, or decimal. Refuses empty
 /// input, trailing garbage and overflow.
 pub(crate) fn parse_i64(input: &[u8]) -> Option<i64> {
+    parse_i64_radix(input, 0)
+}
+
+/// Parses an integer as `kstrtoll(s, 10, ...)` does (null_blk's
+/// `null_param_store_val()`): an optional sign and decimal digits, no
+/// prefix; otherwise as [`parse_i64`].
+pub(crate) fn parse_i64_decimal(input: &[u8]) -> Option<i64> {
+    parse_i64_radix(input, 10)
+}
+
+/// `kstrtoll(s, base)` for `base` 0 (from the prefix) or 10.
+fn parse_i64_radix(input: &[u8], base: u32) -> Option<i64> {
     let input = trim_newline(input);
     let (negative, digits) = match input.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -40,6 +52,7 @@ pub(crate) fn parse_i64(input: &[u8]) -> Option<i64> {
         _ => (false, input),
     };
     let (radix, digits) = match digits {
+        _ if base == 10 => (10, digits),
         [b'0', b'x' | b'X', rest @ ..] => (16, rest),
         // "0" alone is octal zero: its digits are the lone 0.
         [b'0', rest @ ..] if !rest.is_empty() => (8, rest),

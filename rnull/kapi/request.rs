@@ -357,6 +357,32 @@ impl<'a, T: Operations> Pending<'a, T> {
         )
     }
 
+    /// Whether the block layer's own timeout fault picks the request,
+    /// `blk_should_fake_timeout()` (null_blk asks it in `queue_rq`): only
+    /// if the disk's `io-timeout-fail` is 1, then as
+    /// `/sys/kernel/debug/fail_io_timeout/` says. Never without
+    /// `CONFIG_FAIL_IO_TIMEOUT`.
+    #[inline(always)]
+    pub(crate) fn should_fake_timeout(&self) -> bool {
+        #[cfg(CONFIG_FAIL_IO_TIMEOUT)]
+        {
+            // SAFETY: by the type invariant the request is live, and so is
+            // the queue it belongs to.
+            let q = unsafe { (*self.rq.as_ptr()).q };
+            // `test_bit()`'s plain read: the flags change by atomic bit
+            // operations, and any recent value will do.
+            // SAFETY: `q` is live (above); the field is a word, aligned.
+            let flags = unsafe { core::ptr::addr_of!((*q).queue_flags).read_volatile() };
+            let fail_io: kernel::ffi::c_ulong = 1 << bindings::QUEUE_FLAG_FAIL_IO;
+            if flags & fail_io != 0 {
+                // SAFETY: `q` is live; the call draws from the kernel's
+                // `fail_io_timeout` attribute, from any context.
+                return unsafe { bindings::__blk_should_fake_timeout(q) };
+            }
+        }
+        false
+    }
+
     /// Gives the request back to blk-mq with `status`, which must not be OK.
     /// Nothing the driver holds can be recorded in the request by then
     /// (see [`Self::start_with`]).

@@ -17,7 +17,8 @@
  *            write the invalid INPUT COUNT times
  *
  * SPEC is a range as modinfo's parameter descriptions say it: "MIN..=MAX",
- * "MIN..=MAX, power of two", names "a, b, c", or "badblocks MIN..=MAX"
+ * "MIN..=MAX, power of two", "MIN..=MAX, decimal" (read as kstrtoll(s, 10),
+ * null_blk's queue_mode and irqmode), names "a, b, c", or "badblocks MIN..=MAX"
  * (null_blk's "+first-last"/"-first-last", sectors in MIN..=MAX).
  * CLASS selects inputs: bounds overflow base0 space sign garbage nul long
  * nobody (default: all).
@@ -164,6 +165,7 @@ struct spec {
 	enum kind kind;
 	long long min, max;
 	int pow2;
+	int decimal;	/* ", decimal": kstrtoll(s, 10), as null_param_store_val() */
 	const char *names[16];
 	int nnames;
 	/* What a log line of a refusal must contain, besides the label. */
@@ -181,6 +183,7 @@ static void parse_spec(const char *text, struct spec *sp)
 	} else if (strstr(text, "..=")) {
 		sp->kind = INT;
 		sp->pow2 = strstr(text, ", power of two") != NULL;
+		sp->decimal = strstr(text, ", decimal") != NULL;
 	} else {
 		sp->kind = CHOICE;
 		for (tok = strtok_r(copy, ", ", &save); tok && sp->nnames < 16;
@@ -217,7 +220,7 @@ static int int_accepts(const struct spec *sp, const char *buf, size_t len, long 
 	if (memchr(buf, 0, len))
 		return 0;
 	s = strndup(buf, len);
-	rv = kstrtoll(s, 0, v);
+	rv = kstrtoll(s, sp->decimal ? 10 : 0, v);
 	free(s);
 	if (rv || *v < sp->min || *v > sp->max)
 		return 0;
