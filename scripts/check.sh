@@ -18,11 +18,11 @@ mkdir -p out
 # shellcheck source=scripts/tally.sh
 . scripts/tally.sh
 
-# The loom models run with at most 3 preemptions here (LOOM_MAX_PREEMPTIONS;
+# The loom models run with at most 2 preemptions here (LOOM_MAX_PREEMPTIONS;
 # the races they look for need one or two), which keeps `make check` within
 # three minutes; `make test` and `make test-rtags` run each model at its own
 # bound (unbounded, or 4), as CI does.
-LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS-3} scripts/test-rtags.sh 2>&1 | tee out/test-rtags.log
+LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS-2} scripts/test-rtags.sh 2>&1 | tee out/test-rtags.log
 count_cargo out/test-rtags.log "${PIPESTATUS[0]}"
 
 make -s fmt-check
