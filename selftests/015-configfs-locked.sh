@@ -3,7 +3,9 @@
 # null_blk's: every attribute but power, badblocks (a table changed at any
 # time, 022-badblocks), submit_queues and poll_queues (changed live,
 # 024-live-queues) refuses a valid new value with EBUSY and keeps its
-# value; once powered off the same writes work.
+# value; once powered off the same writes work. The zoned attributes are
+# there only on a kernel with CONFIG_BLK_DEV_ZONED; zone_offline and
+# zone_readonly act on a powered zoned device (027).
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/rnull
@@ -39,9 +41,18 @@ shared_tags 1
 size 32
 time_slice_us 250
 use_per_node_hctx 1
-virt_boundary 1"
+virt_boundary 1
+zone_append_max_sectors 8
+zone_capacity 2
+zone_full 1
+zone_max_active 1
+zone_max_open 1
+zone_nr_conv 1
+zone_size 4
+zoned 1"
 
 echo "$values" | while read -r attr v; do
+	case $attr in zone*) [ -e "$d/$attr" ] || continue ;; esac
 	before=$(cat $d/$attr)
 	if echo "$v" >$d/$attr 2>/tmp/err; then
 		fail "$attr=$v accepted while powered on"
@@ -52,7 +63,7 @@ done || exit 1
 # Every attribute of the directory is in the table (power aside; the fault
 # injection groups, directories, change while on, as null_blk's).
 for f in $(ls $d); do
-	case $f in power | badblocks | submit_queues | poll_queues) continue ;; esac
+	case $f in power | badblocks | submit_queues | poll_queues | zone_offline | zone_readonly) continue ;; esac
 	[ -d "$d/$f" ] && continue
 	echo "$values" | grep -q "^$f " || fail "attribute $f not checked"
 done
