@@ -30,8 +30,6 @@
 //! lists `first count` per range); a running device fails the requests
 //! that touch a bad range.
 
-#[cfg(CONFIG_BLK_DEV_ZONED)]
-use crate::rzone::{cond::Cond, zones::CondError};
 use crate::{
     config::{
         check_zoned, clamp_poll_queues, disk_params, model_poll_queues, per_node_queues,
@@ -54,6 +52,11 @@ use crate::{
     },
     params,
     rzone::config::ZonedParams,
+};
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+use crate::{
+    device_data::DevZones,
+    rzone::{cond::Cond, zones::CondError},
 };
 use core::fmt::Write;
 use kernel::{
@@ -116,6 +119,8 @@ impl GroupOperations for Devices {
                 settings,
                 device: None,
                 store: None,
+                #[cfg(CONFIG_BLK_DEV_ZONED)]
+                zones: None,
             }),
         }? Error))
     }
@@ -155,6 +160,10 @@ struct DirState {
     device: Option<Device>,
     /// The data of a memory-backed device, made at its first power on.
     store: Option<Arc<PageStore>>,
+    /// The zones of `store`'s data, as a zoned device left them: its next
+    /// device of the same zone geometry takes them on.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    zones: Option<Arc<DevZones>>,
 }
 
 /// One attribute of a device directory.
@@ -654,6 +663,8 @@ impl DeviceDir {
             badblocks: Some(self.badblocks.clone()),
             store: store.clone(),
             faults: Some(self.faults.clone()),
+            #[cfg(CONFIG_BLK_DEV_ZONED)]
+            zones: state.zones.clone(),
         };
         let device = self
             .registry
@@ -674,6 +685,10 @@ impl DeviceDir {
             })?;
         // The clamped values, as null_blk shows them.
         state.settings = settings;
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        if config.memory_backed {
+            state.zones = device.zones();
+        }
         state.device = Some(device);
         state.store = store;
         Ok(())
