@@ -626,12 +626,17 @@ impl Settings {
                 },
                 Who(Some(dir)),
             )?;
-            // Shown after power on as null_blk shows them: adjusted.
-            self.zone_capacity = p.zone_capacity;
-            self.zone_nr_conv = p.zone_nr_conv;
-            self.zone_max_open = p.zone_max_open;
-            self.zone_max_active = p.zone_max_active;
-            self.zone_append_max_sectors = p.zone_append_max_sectors;
+            // The null_blk face shows them after power on as null_blk
+            // does, adjusted (a 0 capacity becomes the zone size); rnull
+            // keeps what was written, so that a later `zone_size` applies
+            // to a 0 capacity too.
+            if crate::face::ADJUSTS_ZONE_LIMITS {
+                self.zone_capacity = p.zone_capacity;
+                self.zone_nr_conv = p.zone_nr_conv;
+                self.zone_max_open = p.zone_max_open;
+                self.zone_max_active = p.zone_max_active;
+                self.zone_append_max_sectors = p.zone_append_max_sectors;
+            }
             Some(p)
         } else {
             None
@@ -839,10 +844,20 @@ impl DeviceDir {
         let Some(sector) = parse_i64(strstrip(input)).and_then(|v| u64::try_from(v).ok()) else {
             return refuse(&"must be a sector, an integer from 0");
         };
+        let size = state.settings.size_mib << 11;
         match device.set_zone_cond(sector, cond) {
             None => refuse(&"the device is not zoned"),
             Some(Ok(())) => Ok(()),
             Some(Err(CondError::Busy)) => Err(EBUSY),
+            Some(Err(e @ CondError::OutOfRange)) => refuse(&format_args!(
+                "{e}: must be a sector of the device, 0..={}",
+                size - 1
+            )),
+            Some(Err(e @ CondError::Conventional)) => refuse(&format_args!(
+                "{e}: must be a sector of a sequential zone, {}..={}",
+                state.settings.zone_nr_conv as u64 * (state.settings.zone_size << 11),
+                size - 1
+            )),
             Some(Err(e)) => refuse(&e),
         }
     }
