@@ -26,7 +26,7 @@ MEM ?= 1G
 export CPUS MEM
 
 .PHONY: all deps kernel modules initramfs run bench check test test-debug test-rtags test-guest \
-	blktests stress fmt fmt-check param-table clippy doc rust-analyzer shell clean help
+	test-guest-blktests blktests stress fmt fmt-check param-table clippy doc rust-analyzer shell clean help
 
 all: modules
 
@@ -47,6 +47,8 @@ help:
 	@echo "                       its first build ~20 min); RNULL_TESTS as for test-guest"
 	@echo "  make test-guest      the selftests alone; RNULL_TESTS=\"050 051\" picks some,"
 	@echo "                       RNULL_TEST_TIMEOUT=<s> overrides selftests/settings' timeout"
+	@echo "  make test-guest-blktests  the selftests (RNULL_TESTS) on the blktests kernel, in"
+	@echo "                       its guest (util-linux, f2fs-tools, btrfs-progs, fs modules: 105)"
 	@echo "  make test-rtags      the userspace crates' cargo tests, loom and clippy"
 	@echo "  make blktests        blktests on the blktests kernel: device tests on rnull, the rnull"
 	@echo "                       group, every null_blk test with C null_blk and rnull side by side"
@@ -137,6 +139,17 @@ ifeq ($(origin KDIR),file)
 	@CPUS=$(BLKTESTS_CPUS) $(SCRIPTS)/blktests.sh "$$(FLAVOUR=blktests $(SCRIPTS)/kernel.sh dir)" full
 else
 	@CPUS=$(BLKTESTS_CPUS) $(SCRIPTS)/blktests.sh "$(KDIR)" full
+endif
+
+# The selftests in the blktests guest (scripts/blktests.sh selftests): its
+# kernel and userland, for the tests that need file systems (105).
+# make test-guest-blktests [RNULL_TESTS="105"] [KDIR=<blktests-like tree>]
+test-guest-blktests: deps
+ifeq ($(origin KDIR),file)
+	@FLAVOUR=blktests $(SCRIPTS)/kernel.sh build
+	@RNULL_TESTS="$(RNULL_TESTS)" RNULL_TEST_TIMEOUT="$(RNULL_TEST_TIMEOUT)" $(SCRIPTS)/blktests.sh "$$(FLAVOUR=blktests $(SCRIPTS)/kernel.sh dir)" selftests
+else
+	@RNULL_TESTS="$(RNULL_TESTS)" RNULL_TEST_TIMEOUT="$(RNULL_TEST_TIMEOUT)" $(SCRIPTS)/blktests.sh "$(KDIR)" selftests
 endif
 
 # Seeded random run-time operations under fio verify (scripts/stress/run.sh):

@@ -222,12 +222,19 @@ fn zoned_params(size_mib: u64, block_size: u32) -> Result<Option<ZonedParams>> {
     check_zoned(p, Who(None)).map(Some)
 }
 
-/// The zoned parameters `p` checked with null_blk's rules and adjusted as
-/// null_blk adjusts them (its messages logged), a refusal naming the
-/// parameter. A kernel without `CONFIG_BLK_DEV_ZONED` refuses the device,
-/// not the load or the settings (as null_blk's).
+/// The zoned parameters `p` checked with null_blk's rules, a refusal
+/// naming the parameter. What null_blk adjusts is adjusted as it does (its
+/// messages logged) by the null_blk face, refused with its range by rnull
+/// ([`crate::face::ADJUSTS_ZONE_LIMITS`]). A kernel without
+/// `CONFIG_BLK_DEV_ZONED` refuses the device, not the load or the settings
+/// (as null_blk's).
 pub(crate) fn check_zoned(mut p: ZonedParams, who: Who<'_>) -> Result<ZonedParams> {
-    match p.validate(|a| pr_info!("{who}{a}\n")) {
+    let checked = if crate::face::ADJUSTS_ZONE_LIMITS {
+        p.validate(|a| pr_info!("{who}{a}\n"))
+    } else {
+        p.validate_strict()
+    };
+    match checked {
         Ok(geo) => {
             // What null_blk's device holds after its adjustments; checked
             // again, they are kept as they are.

@@ -30,8 +30,6 @@
 //! lists `first count` per range); a running device fails the requests
 //! that touch a bad range.
 
-#[cfg(CONFIG_BLK_DEV_ZONED)]
-use crate::rzone::{cond::Cond, zones::CondError};
 use crate::{
     config::{
         check_zoned, clamp_poll_queues, disk_params, home_node, model_poll_queues, per_node_queues,
@@ -54,6 +52,11 @@ use crate::{
     },
     params,
     rzone::config::ZonedParams,
+};
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+use crate::{
+    device_data::DevZones,
+    rzone::{cond::Cond, zones::CondError},
 };
 use core::fmt::Write;
 use kernel::{
@@ -121,6 +124,8 @@ impl GroupOperations for Devices {
                 settings,
                 device: None,
                 store: None,
+                #[cfg(CONFIG_BLK_DEV_ZONED)]
+                zones: None,
             }),
         }? Error))
     }
@@ -160,6 +165,10 @@ struct DirState {
     device: Option<Device>,
     /// The data of a memory-backed device, made at its first power on.
     store: Option<Arc<PageStore>>,
+    /// The zones of `store`'s data, as a zoned device left them: its next
+    /// device of the same zone geometry takes them on.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    zones: Option<Arc<DevZones>>,
 }
 
 /// One attribute of a device directory.
@@ -619,12 +628,17 @@ impl Settings {
                 },
                 Who(Some(dir)),
             )?;
-            // Shown after power on as null_blk shows them: adjusted.
-            self.zone_capacity = p.zone_capacity;
-            self.zone_nr_conv = p.zone_nr_conv;
-            self.zone_max_open = p.zone_max_open;
-            self.zone_max_active = p.zone_max_active;
-            self.zone_append_max_sectors = p.zone_append_max_sectors;
+            // The null_blk face shows them after power on as null_blk
+            // does, adjusted (a 0 capacity becomes the zone size); rnull
+            // keeps what was written, so that a later `zone_size` applies
+            // to a 0 capacity too.
+            if crate::face::ADJUSTS_ZONE_LIMITS {
+                self.zone_capacity = p.zone_capacity;
+                self.zone_nr_conv = p.zone_nr_conv;
+                self.zone_max_open = p.zone_max_open;
+                self.zone_max_active = p.zone_max_active;
+                self.zone_append_max_sectors = p.zone_append_max_sectors;
+            }
             Some(p)
         } else {
             None
@@ -656,6 +670,8 @@ impl DeviceDir {
             badblocks: Some(self.badblocks.clone()),
             store: store.clone(),
             faults: Some(self.faults.clone()),
+            #[cfg(CONFIG_BLK_DEV_ZONED)]
+            zones: state.zones.clone(),
         };
         let device = self
             .registry
@@ -676,6 +692,10 @@ impl DeviceDir {
             })?;
         // The clamped values, as null_blk shows them.
         state.settings = settings;
+        #[cfg(CONFIG_BLK_DEV_ZONED)]
+        if config.memory_backed {
+            state.zones = device.zones();
+        }
         state.device = Some(device);
         state.store = store;
         Ok(())
@@ -826,10 +846,20 @@ impl DeviceDir {
         let Some(sector) = parse_i64(strstrip(input)).and_then(|v| u64::try_from(v).ok()) else {
             return refuse(&"must be a sector, an integer from 0");
         };
+        let size = state.settings.size_mib << 11;
         match device.set_zone_cond(sector, cond) {
             None => refuse(&"the device is not zoned"),
             Some(Ok(())) => Ok(()),
             Some(Err(CondError::Busy)) => Err(EBUSY),
+            Some(Err(e @ CondError::OutOfRange)) => refuse(&format_args!(
+                "{e}: must be a sector of the device, 0..={}",
+                size - 1
+            )),
+            Some(Err(e @ CondError::Conventional)) => refuse(&format_args!(
+                "{e}: must be a sector of a sequential zone, {}..={}",
+                state.settings.zone_nr_conv as u64 * (state.settings.zone_size << 11),
+                size - 1
+            )),
             Some(Err(e)) => refuse(&e),
         }
     }

@@ -365,6 +365,12 @@ impl Device {
         self.data.set_zone_cond(sector, cond)
     }
 
+    /// The device's zones, if zoned.
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) fn zones(&self) -> Option<Arc<crate::device_data::DevZones>> {
+        self.data.zones.clone()
+    }
+
     /// Changes the device's hardware queues while it runs
     /// (`blk_mq_update_nr_hw_queues`); its own tag set only.
     pub(crate) fn update_queues(&mut self, submit: u32, poll: u32) -> Result {

@@ -93,21 +93,34 @@ pub(crate) struct DeviceData {
     /// has a bad block table (writable while it is on), so only devices of
     /// the module parameters are plain.
     pub(crate) plain: bool,
-    /// The zones of a zoned device (`zoned=1`).
+    /// The zones of a zoned device (`zoned=1`); a memory-backed configfs
+    /// device's outlive it with its data.
     #[cfg(CONFIG_BLK_DEV_ZONED)]
-    pub(crate) zones: Option<Zones<KVec<Zone>>>,
+    pub(crate) zones: Option<Arc<DevZones>>,
 }
 
-/// The zones of a zoned device of parameters `p` (checked at load), all
-/// in their initial state.
+/// The zones of a zoned device.
 #[cfg(CONFIG_BLK_DEV_ZONED)]
-fn new_zones(p: &ZonedParams) -> Result<Zones<KVec<Zone>>> {
+pub(crate) type DevZones = Zones<KVec<Zone>>;
+
+/// The zones of a zoned device of parameters `p` (checked at load): `kept`
+/// as they are if they have its geometry (the zones of the data the device
+/// is made on), else new ones in their initial state.
+#[cfg(CONFIG_BLK_DEV_ZONED)]
+fn new_zones(p: &ZonedParams, kept: Option<Arc<DevZones>>) -> Result<Arc<DevZones>> {
+    // Already checked, and adjusted if the face adjusts: nothing changes.
     let geo = p.validate(|_| {}).map_err(|_| EINVAL)?;
+    if let Some(kept) = kept.filter(|z| *z.geometry() == geo) {
+        return Ok(kept);
+    }
     let mut zones = KVec::with_capacity(geo.nr_zones as usize, GFP_KERNEL)?;
     for _ in 0..geo.nr_zones {
         zones.push(Zone::new(), GFP_KERNEL)?;
     }
-    Zones::new(geo, zones).map_err(|_| EINVAL)
+    Ok(Arc::new(
+        Zones::new(geo, zones).map_err(|_| EINVAL)?,
+        GFP_KERNEL,
+    )?)
 }
 
 impl DeviceData {
@@ -159,9 +172,10 @@ impl DeviceData {
             pr_err!("{name}: zoned=1 needs a kernel with CONFIG_BLK_DEV_ZONED\n");
             return Err(EINVAL);
         }
+        // The zones go with the data: without a store nothing is kept.
         #[cfg(CONFIG_BLK_DEV_ZONED)]
         let zones = match &config.zoned {
-            Some(p) => Some(new_zones(p)?),
+            Some(p) => Some(new_zones(p, backing.zones.filter(|_| store.is_some()))?),
             None => None,
         };
         let plain = !config.injects_faults()
@@ -291,6 +305,10 @@ pub(crate) struct Backing {
     pub(crate) store: Option<Arc<PageStore>>,
     /// The fault attributes its directory shows (new ones if `None`).
     pub(crate) faults: Option<Arc<Faults>>,
+    /// The zones of the data in `store`, as its last device left them
+    /// (used if the geometry is the same, else new ones).
+    #[cfg(CONFIG_BLK_DEV_ZONED)]
+    pub(crate) zones: Option<Arc<DevZones>>,
 }
 
 /// Per hardware queue state.

@@ -47,6 +47,21 @@ const NAMED_BY_DIR: bool = false;
 #[cfg(null_blk_face)]
 const NAMED_BY_DIR: bool = true;
 
+/// Whether zoned settings null_blk adjusts at power on (`zone_nr_conv` at
+/// or above the zone count, `zone_max_open` or `zone_max_active` not below
+/// the sequential zones, `zone_max_open` above `zone_max_active`) are
+/// adjusted with null_blk's message, as blktests expects of null_blk, or
+/// refused with `EINVAL`, rnull's rule for a bad value.
+#[cfg(not(null_blk_face))]
+pub(crate) const ADJUSTS_ZONE_LIMITS: bool = false;
+/// Whether zoned settings null_blk adjusts at power on (`zone_nr_conv` at
+/// or above the zone count, `zone_max_open` or `zone_max_active` not below
+/// the sequential zones, `zone_max_open` above `zone_max_active`) are
+/// adjusted with null_blk's message, as blktests expects of null_blk, or
+/// refused with `EINVAL`, rnull's rule for a bad value.
+#[cfg(null_blk_face)]
+pub(crate) const ADJUSTS_ZONE_LIMITS: bool = true;
+
 /// A disk's name: that of device `index`, made from the configfs
 /// directory `dir` if any.
 pub(crate) struct DiskName<'a> {

@@ -221,7 +221,8 @@ module_param!(RQ_TIMEOUT_MS: IntParam = IntParam::new(if cfg!(null_blk_face) { 5
     "rq_timeout_ms", 0o444, "int", "blk-mq request timeout in ms");
 
 // Zoned mode: null_blk's names, units and defaults (`zoned.c`'s rules
-// are rzone's, checked at load: `rzone::config`).
+// are rzone's, checked at load: `rzone::config`; what null_blk adjusts
+// rnull refuses, its null_blk face adjusts: `face::ADJUSTS_ZONE_LIMITS`).
 module_param!(ZONED: IntParam = IntParam::new(0, BOOL),
     "zoned", 0o444, "int",
     "host-managed zoned device (needs a kernel with `CONFIG_BLK_DEV_ZONED`)");
@@ -232,13 +233,13 @@ module_param!(ZONE_CAPACITY: IntParam = IntParam::new(0, IntRange::new(0, MAX_GB
     "writable part of a zone in MiB, at most `zone_size`; 0 = `zone_size`");
 module_param!(ZONE_NR_CONV: IntParam = IntParam::new(0, IntRange::new(0, u32::MAX as i64)),
     "zone_nr_conv", 0o444, "uint",
-    "conventional zones at the start of the device; at least one sequential zone is kept");
+    "conventional zones at the start of the device, fewer than the zones");
 module_param!(ZONE_MAX_OPEN: IntParam = IntParam::new(0, IntRange::new(0, u32::MAX as i64)),
     "zone_max_open", 0o444, "uint",
-    "most open zones, 0 = no limit; disabled if not below the sequential zones, at most `zone_max_active`");
+    "most open zones, 0 = no limit; below the sequential zones, at most `zone_max_active`");
 module_param!(ZONE_MAX_ACTIVE: IntParam = IntParam::new(0, IntRange::new(0, u32::MAX as i64)),
     "zone_max_active", 0o444, "uint",
-    "most active (open or closed) zones, 0 = no limit; disabled if not below the sequential zones");
+    "most active (open or closed) zones, 0 = no limit; below the sequential zones");
 module_param!(ZONE_APPEND_MAX_SECTORS: IntParam = IntParam::new(i32::MAX as i64, IntRange::new(0, i32::MAX as i64)),
     "zone_append_max_sectors", 0o444, "int",
     "largest zone append in 512-byte sectors (at most a zone's capacity); 0 = the block layer emulates zone append");

@@ -6,7 +6,7 @@
 
 use crate::{
     blk_ops::DISPATCH_AGAIN,
-    device_data::{DeviceData, RNullOps},
+    device_data::{DevZones, DeviceData, RNullOps},
     kapi::{
         dispatch::Dispatch,
         operations::ForeignBorrowed,
@@ -16,13 +16,10 @@ use crate::{
     rzone::{
         cond::{Cond, Status as ZoneStatus},
         config::Geometry,
-        zones::{CondError, Zone, Zones},
+        zones::CondError,
     },
 };
 use kernel::prelude::*;
-
-/// The zones of a device.
-type DevZones = Zones<KVec<Zone>>;
 
 /// How often an operation that met another's half-done step (rzone's
 /// `Busy`) is retried at once before the request is given back to blk-mq

@@ -6,7 +6,7 @@
 # table (scripts/blktests-table.py) to out/blktests-null_blk.md; the last
 # line is 'N passed, N skipped, N failed'.
 #
-# usage: scripts/blktests.sh KDIR full|quick
+# usage: scripts/blktests.sh KDIR full|quick|selftests
 # KDIR is the blktests kernel (FLAVOUR=blktests scripts/kernel.sh dir) or
 # one like it; the modules are built against it in out/module-blktests
 # (scripts/module-build.sh) and the guest's two archives from them.
@@ -19,6 +19,9 @@
 #   quick: blktests' quick run (`./check -q 3`) on one configuration, the
 #          rnull group and a few null_blk tests under both drivers likewise
 #          (`make test`)
+#   selftests: the selftests (RNULL_TESTS, as for `make test-guest`) in
+#          the same guest, for those that need its userland or its
+#          kernel's file systems (`make test-guest-blktests`)
 # Overrides: TESTS, GROUP_TESTS, NULL_BLK_TESTS ("none" for none),
 # NULL_BLK_DRIVERS, QUICK, TIMEOUT, RNULL_BLKTESTS_CONFIGS, and
 # BLKTESTS_ENV="VAR=value ..." for the tests' own knobs (e.g.
@@ -59,7 +62,8 @@ quick)
 	# starting I/O). NULL_BLK_TESTS="..." runs some.
 	null_blk_default=none
 	;;
-*) echo "blktests.sh: mode is full or quick, not $mode" >&2; exit 2 ;;
+selftests) tap=out/selftests-blktests.tap ;;
+*) echo "blktests.sh: mode is full, quick or selftests, not $mode" >&2; exit 2 ;;
 esac
 
 modules=${MODULES:-}
@@ -70,9 +74,17 @@ fi
 MODULES=$modules scripts/initramfs.sh "$kdir" >/dev/null || exit 1
 MODULES=$modules scripts/initramfs-blktests.sh "$kdir" "${BLKTESTS:-}" || exit 1
 
+mkdir -p out
+if [ "$mode" = selftests ]; then
+	scripts/qemu.sh --kdir "$kdir" --name selftests-blktests --job scripts/jobs/selftests.sh \
+		--initrd-extra out/initramfs-blktests.cpio.gz --env "RNULL_TESTS=${RNULL_TESTS:-}" \
+		--env "RNULL_TEST_TIMEOUT=${RNULL_TEST_TIMEOUT:-}" | tee "$tap"
+	status=${PIPESTATUS[0]}
+	echo "$(grep -c '^ok ' "$tap") passed, $(grep -c '^not ok ' "$tap") failed"
+	exit "$status"
+fi
 extra_env=()
 for kv in ${BLKTESTS_ENV:-}; do extra_env+=(--env "$kv"); done
-mkdir -p out
 scripts/qemu.sh --kdir "$kdir" --name "blktests-$mode" --job scripts/jobs/blktests.sh \
 	--initrd-extra out/initramfs-blktests.cpio.gz \
 	--env "BLKTESTS_DEVICE_TESTS=${TESTS:-}" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Build the guest's base initramfs: busybox, fio and its libraries, the
-# modules (rnull, C null_blk, in-tree rnull_mod, the mq-deadline and bfq
-# schedulers) and the selftests.
+# Build the guest's base initramfs: busybox, fio and blkzone with their
+# libraries, the modules (rnull, C null_blk, in-tree rnull_mod, the
+# mq-deadline and bfq schedulers) and the selftests.
 # usage: scripts/initramfs.sh KDIR   -> out/initramfs.cpio.gz
 # MODULES=DIR takes rnull's modules from DIR/rnull (scripts/module-build.sh)
 # instead of the work tree's rnull/.
@@ -23,9 +23,13 @@ cp /bin/busybox "$root/bin/busybox"
 cp "$top/scripts/guest/init" "$root/init"
 chmod +x "$root/init"
 
-# fio and every shared library it loads, at the same paths.
+# fio, util-linux's blkzone (zone reports and management for the zoned
+# selftests; busybox has none), and every shared library they load, at
+# the same paths.
+mkdir -p "$root/usr/sbin"
 cp /usr/bin/fio "$root/usr/bin/fio"
-for lib in $(ldd /usr/bin/fio | grep -o '/[^ ]*'); do
+cp /usr/sbin/blkzone "$root/usr/sbin/blkzone"
+for lib in $(for p in /usr/bin/fio /usr/sbin/blkzone; do ldd "$p"; done | grep -o '/[^ ]*' | sort -u); do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done

@@ -59,9 +59,25 @@ impl ZonedParams {
     /// rules in its order. A value null_blk adjusts (rather than refuses)
     /// is adjusted and reported to `note`, whose [`Adjustment`] prints
     /// null_blk's message. An error names the parameter and says why.
-    pub fn validate(&self, mut note: impl FnMut(Adjustment)) -> Result<Geometry, ConfigError> {
+    pub fn validate(&self, note: impl FnMut(Adjustment)) -> Result<Geometry, ConfigError> {
+        self.check(Some(note))
+    }
+
+    /// As [`validate`](Self::validate), but a value null_blk would adjust
+    /// is refused: [`ConfigError::OutOfRange`] names the parameter, its
+    /// range and the value.
+    pub fn validate_strict(&self) -> Result<Geometry, ConfigError> {
+        self.check(None::<fn(Adjustment)>)
+    }
+
+    /// The rules: null_blk's adjustments are made and reported to `note`,
+    /// or refused without one.
+    fn check(&self, mut note: Option<impl FnMut(Adjustment)>) -> Result<Geometry, ConfigError> {
         if self.zone_size == 0 || !self.zone_size.is_power_of_two() {
-            return Err(ConfigError::ZoneSizeNotPowerOfTwo(self.zone_size));
+            return Err(ConfigError::ZoneSizeNotPowerOfTwo {
+                zone_size: self.zone_size,
+                size: self.size_mib,
+            });
         }
         if self.zone_size > self.size_mib {
             return Err(ConfigError::ZoneSizeAboveDevice {
@@ -81,7 +97,11 @@ impl ZonedParams {
             });
         }
         if zone_capacity != self.zone_size && self.size_mib & (self.zone_size - 1) != 0 {
-            return Err(ConfigError::SmallerLastZone);
+            return Err(ConfigError::SmallerLastZone {
+                zone_capacity,
+                zone_size: self.zone_size,
+                size: self.size_mib,
+            });
         }
         if self.zone_size > MAX_ZONE_SIZE_MIB {
             return Err(ConfigError::ZoneSizeTooLarge(self.zone_size));
@@ -95,10 +115,26 @@ impl ZonedParams {
         let nr_zones = dev_sectors.div_ceil(zone_sectors);
         let nr_zones = u32::try_from(nr_zones).map_err(|_| ConfigError::TooManyZones(nr_zones))?;
 
+        // A value null_blk adjusts: adjusted with a note, or refused.
+        let mut adjust = |a: Adjustment, refusal: ConfigError| match &mut note {
+            Some(note) => {
+                note(a);
+                Ok(())
+            }
+            None => Err(refusal),
+        };
         let mut nr_conv = self.zone_nr_conv;
         if nr_conv >= nr_zones {
+            adjust(
+                Adjustment::NrConv(nr_zones - 1),
+                ConfigError::OutOfRange {
+                    param: "zone_nr_conv",
+                    value: nr_conv,
+                    max: nr_zones - 1,
+                    bound: Bound::Zones(nr_zones),
+                },
+            )?;
             nr_conv = nr_zones - 1;
-            note(Adjustment::NrConv(nr_conv));
         }
         let block_sectors = u64::from((self.blocksize >> 9).max(1));
         let append = u64::from(self.zone_append_max_sectors) / block_sectors * block_sectors;
@@ -108,16 +144,40 @@ impl ZonedParams {
         let nr_seq = nr_zones - nr_conv;
         let mut max_active = self.zone_max_active;
         if max_active >= nr_seq {
+            adjust(
+                Adjustment::MaxActiveDisabled,
+                ConfigError::OutOfRange {
+                    param: "zone_max_active",
+                    value: max_active,
+                    max: nr_seq - 1,
+                    bound: Bound::SeqZones(nr_seq),
+                },
+            )?;
             max_active = 0;
-            note(Adjustment::MaxActiveDisabled);
         }
         let mut max_open = self.zone_max_open;
         if max_active != 0 && max_open > max_active {
+            adjust(
+                Adjustment::MaxOpenToActive(max_active),
+                ConfigError::OutOfRange {
+                    param: "zone_max_open",
+                    value: max_open,
+                    max: max_active,
+                    bound: Bound::MaxActive,
+                },
+            )?;
             max_open = max_active;
-            note(Adjustment::MaxOpenToActive(max_open));
         } else if max_open >= nr_seq {
+            adjust(
+                Adjustment::MaxOpenDisabled,
+                ConfigError::OutOfRange {
+                    param: "zone_max_open",
+                    value: max_open,
+                    max: nr_seq - 1,
+                    bound: Bound::SeqZones(nr_seq),
+                },
+            )?;
             max_open = 0;
-            note(Adjustment::MaxOpenDisabled);
         }
         if max_open > MAX_ZONE_LIMIT {
             return Err(ConfigError::LimitTooLarge("zone_max_open", max_open));
@@ -175,11 +235,40 @@ impl fmt::Display for Adjustment {
     }
 }
 
-/// Why a zoned configuration is refused. `Display` names the parameter.
+/// What bounds a zone count or limit: the upper end of its range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Below the device's zones (`zone_nr_conv`: one stays sequential).
+    Zones(u32),
+    /// Below the device's sequential zones (a limit that can bind).
+    SeqZones(u32),
+    /// At most `zone_max_active`.
+    MaxActive,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Zones(n) => write!(f, "fewer than the device's {n} zones, one stays sequential"),
+            Bound::SeqZones(n) => {
+                write!(f, "0 = no limit, else below the {n} sequential zones")
+            }
+            Bound::MaxActive => f.write_str("0 = no limit, else at most zone_max_active"),
+        }
+    }
+}
+
+/// Why a zoned configuration is refused. `Display` names the parameter
+/// and, where null_blk has one, starts with null_blk's message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConfigError {
     /// `zone_size` is 0 or not a power of two.
-    ZoneSizeNotPowerOfTwo(u64),
+    ZoneSizeNotPowerOfTwo {
+        /// `zone_size`, MiB.
+        zone_size: u64,
+        /// The device size, MiB.
+        size: u64,
+    },
     /// `zone_size` is larger than the device.
     ZoneSizeAboveDevice {
         /// `zone_size`, MiB.
@@ -196,7 +285,14 @@ pub enum ConfigError {
     },
     /// A zone capacity below the zone size with a smaller last zone, which
     /// no real device has.
-    SmallerLastZone,
+    SmallerLastZone {
+        /// `zone_capacity`, MiB.
+        zone_capacity: u64,
+        /// `zone_size`, MiB.
+        zone_size: u64,
+        /// The device size, MiB.
+        size: u64,
+    },
     /// `zone_size` above [`MAX_ZONE_SIZE_MIB`].
     ZoneSizeTooLarge(u64),
     /// The device size does not fit in sectors.
@@ -205,27 +301,46 @@ pub enum ConfigError {
     TooManyZones(u64),
     /// A zone limit above [`MAX_ZONE_LIMIT`]: its name and value.
     LimitTooLarge(&'static str, u32),
+    /// A value null_blk adjusts, refused
+    /// ([`ZonedParams::validate_strict`]): `param` is `value`, not in
+    /// `0..=max`.
+    OutOfRange {
+        /// The parameter's name.
+        param: &'static str,
+        /// Its value.
+        value: u32,
+        /// The top of its range.
+        max: u32,
+        /// What sets `max`.
+        bound: Bound,
+    },
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            ConfigError::ZoneSizeNotPowerOfTwo(v) => {
-                write!(f, "zone_size must be non-zero power-of-two (got {v} MB)")
-            }
+            ConfigError::ZoneSizeNotPowerOfTwo { zone_size, size } => write!(
+                f,
+                "zone_size must be non-zero power-of-two: zone_size={zone_size} MB, must be a power of two in 1..={size} (MB, the device size)"
+            ),
             ConfigError::ZoneSizeAboveDevice { zone_size, size } => write!(
                 f,
-                "zone_size ({zone_size} MB) larger than device capacity ({size} MB)"
+                "zone_size ({zone_size} MB) larger than device capacity ({size} MB): zone_size must be a power of two in 1..={size} (MB)"
             ),
             ConfigError::CapacityAboveSize {
                 zone_capacity,
                 zone_size,
             } => write!(
                 f,
-                "zone capacity ({zone_capacity} MB) larger than zone size ({zone_size} MB)"
+                "zone capacity ({zone_capacity} MB) larger than zone size ({zone_size} MB): zone_capacity must be in 0..={zone_size} (MB, 0 = zone_size)"
             ),
-            ConfigError::SmallerLastZone => f.write_str(
-                "A smaller last zone is not allowed with zone capacity smaller than zone size.",
+            ConfigError::SmallerLastZone {
+                zone_capacity,
+                zone_size,
+                size,
+            } => write!(
+                f,
+                "A smaller last zone is not allowed with zone capacity smaller than zone size: zone_capacity={zone_capacity} MB below zone_size={zone_size} MB needs a size that is a multiple of zone_size, not {size} MB"
             ),
             ConfigError::ZoneSizeTooLarge(v) => write!(
                 f,
@@ -238,6 +353,12 @@ impl fmt::Display for ConfigError {
             ConfigError::LimitTooLarge(name, v) => {
                 write!(f, "{name} ({v}) above the supported {MAX_ZONE_LIMIT}")
             }
+            ConfigError::OutOfRange {
+                param,
+                value,
+                max,
+                bound,
+            } => write!(f, "{param}={value} out of range 0..={max} ({bound})"),
         }
     }
 }
@@ -430,6 +551,75 @@ mod tests {
         })
         .unwrap();
         assert_eq!(g.append_max_sectors, 2048);
+    }
+
+    #[test]
+    fn strict_refuses_what_null_blk_adjusts() {
+        let base = ZonedParams {
+            zone_size: 64,
+            ..ZonedParams::new(1024, 512)
+        };
+        // 16 zones; 2 conventional leave 14 sequential.
+        let cases = [
+            (
+                ZonedParams {
+                    zone_nr_conv: 100,
+                    ..base
+                },
+                "zone_nr_conv=100 out of range 0..=15 (fewer than the device's 16 zones",
+            ),
+            (
+                ZonedParams {
+                    zone_nr_conv: 2,
+                    zone_max_active: 14,
+                    ..base
+                },
+                "zone_max_active=14 out of range 0..=13 (0 = no limit, else below the 14 sequential zones)",
+            ),
+            (
+                ZonedParams {
+                    zone_nr_conv: 2,
+                    zone_max_open: 100,
+                    ..base
+                },
+                "zone_max_open=100 out of range 0..=13 (",
+            ),
+            (
+                ZonedParams {
+                    zone_max_active: 4,
+                    zone_max_open: 6,
+                    ..base
+                },
+                "zone_max_open=6 out of range 0..=4 (0 = no limit, else at most zone_max_active)",
+            ),
+        ];
+        for (p, want) in cases {
+            let msg = format!("{}", p.validate_strict().unwrap_err());
+            assert!(msg.starts_with(want), "{p:?}: {msg}");
+            // null_blk's rules take the same values, adjusted.
+            assert_eq!(geo(&p).unwrap().1.len(), 1, "{p:?}");
+        }
+        // In range: the same geometry either way, nothing adjusted.
+        let ok = ZonedParams {
+            zone_nr_conv: 15,
+            ..base
+        };
+        let (g, notes) = geo(&ok).unwrap();
+        assert!(notes.is_empty());
+        assert_eq!(ok.validate_strict().unwrap(), g);
+        let ok = ZonedParams {
+            zone_nr_conv: 2,
+            zone_max_active: 13,
+            zone_max_open: 13,
+            ..base
+        };
+        assert_eq!(ok.validate_strict().unwrap(), geo(&ok).unwrap().0);
+        // Refusals null_blk makes too are the same.
+        let bad = ZonedParams {
+            zone_size: 48,
+            ..base
+        };
+        assert_eq!(bad.validate_strict(), bad.validate(|_| {}));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! only this file carries crate-level attributes.
 //!
 //! * [`config`]: the zoned parameters, their validation and null_blk's
-//!   adjustments, and the resulting [`Geometry`](config::Geometry).
+//!   adjustments (or their refusal), and the resulting
+//!   [`Geometry`](config::Geometry).
 //! * [`cond`]: zone conditions and types (`blk_zone_cond`,
 //!   `blk_zone_type` values) and the [`Status`](cond::Status) of an
 //!   operation, which the driver maps to `blk_status_t`.
