@@ -128,17 +128,19 @@ test-debug: deps
 # make blktests [BLKTESTS=../shared/blktests] [TESTS="block/003 ..."]
 #               [GROUP_TESTS="rnull/004"] [NULL_BLK_TESTS="block/006 ..."|all|none]
 #               [QUICK=3 | TIMEOUT=30] [RNULL_BLKTESTS_CONFIGS=...]
-# Its guest has 4 vCPUs unless CPUS is given: block/038 sets null_blk's
-# submit_queues to 4, which null_blk refuses on fewer CPUs.
+# Its guest has 4 vCPUs and 2 GiB unless CPUS or MEM is given: block/038
+# sets null_blk's submit_queues to 4, which null_blk refuses on fewer CPUs,
+# and scsi/011 makes a 1 GiB scsi_debug disk.
 BLKTESTS ?= $(abspath $(TOP)/../shared/blktests)
 export BLKTESTS
 BLKTESTS_CPUS = $(if $(filter command line environment,$(origin CPUS)),$(CPUS),4)
+BLKTESTS_MEM = $(if $(filter command line environment,$(origin MEM)),$(MEM),2G)
 blktests: deps
 ifeq ($(origin KDIR),file)
 	@FLAVOUR=blktests $(SCRIPTS)/kernel.sh build
-	@CPUS=$(BLKTESTS_CPUS) $(SCRIPTS)/blktests.sh "$$(FLAVOUR=blktests $(SCRIPTS)/kernel.sh dir)" full
+	@CPUS=$(BLKTESTS_CPUS) MEM=$(BLKTESTS_MEM) $(SCRIPTS)/blktests.sh "$$(FLAVOUR=blktests $(SCRIPTS)/kernel.sh dir)" full
 else
-	@CPUS=$(BLKTESTS_CPUS) $(SCRIPTS)/blktests.sh "$(KDIR)" full
+	@CPUS=$(BLKTESTS_CPUS) MEM=$(BLKTESTS_MEM) $(SCRIPTS)/blktests.sh "$(KDIR)" full
 endif
 
 # The selftests in the blktests guest (scripts/blktests.sh selftests): its

@@ -31,6 +31,8 @@ export GZIP_BINDIR=/usr/bin
 cd /blktests || exit 1
 # Process substitution needs /dev/fd, which devtmpfs does not make.
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+# cgroup v2, where blktests' common/cgroup looks for it (the throtl group).
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 
 # "none" runs no device tests.
 device_tests=${BLKTESTS_DEVICE_TESTS:-block/003 block/004 block/005 block/007 block/008 block/012 block/036 block/042}
@@ -100,6 +102,9 @@ report() {
 	re='^([^[:space:]]+)( => ([^[:space:]]+))? .*\[(passed|failed|not run)\][[:space:]]*$'
 	flush() {
 		[ -n "$status" ] || return 0
+		# A group's requires() failing is reported as GROUP/***: name the
+		# test, when check ran only one.
+		[[ $name != */'***' || -z ${report_test:-} ]] || name=$report_test
 		local what="$name${dev:+ => $dev}${label:+ [$label]}" reason d
 		n=$((n + 1))
 		for d in "${details[@]}"; do echo "#   $d"; done
@@ -220,7 +225,8 @@ use_null_blk() {
 }
 
 # null_blk_cleanup TEST: powers off and removes the configfs devices TEST
-# left, and unloads null_blk, saying so if there was anything to remove.
+# left, and unloads null_blk and scsi_debug (which the throtl group refuses
+# to find loaded), saying so if there was anything to remove.
 null_blk_cleanup() {
 	local d left=""
 	if [ -d /sys/kernel/config/nullb ]; then
@@ -232,8 +238,11 @@ null_blk_cleanup() {
 		done
 	fi
 	[ -z "$left" ] || echo "# $1 left configfs devices behind:$left"
-	! grep -q '^null_blk ' /proc/modules || rmmod null_blk 2>/dev/null ||
-		echo "# $1 left null_blk in use"
+	local m
+	for m in null_blk scsi_debug; do
+		! grep -q "^$m " /proc/modules || rmmod "$m" 2>/dev/null ||
+			echo "# $1 left $m in use"
+	done
 }
 
 null_tests=${BLKTESTS_NULL_BLK_TESTS:-}
@@ -250,7 +259,7 @@ if [ -n "$null_tests" ] && [ "$null_tests" != none ]; then
 		# devices and the module behind, and the next one would then fail
 		# on them (mkdir: File exists), whichever the driver.
 		for t in $null_tests; do
-			run_check "$driver" /tmp/blktests-null_blk.config "$t"
+			report_test=$t run_check "$driver" /tmp/blktests-null_blk.config "$t"
 			null_blk_cleanup "$t"
 		done
 	done
