@@ -369,11 +369,19 @@ impl<'a, T: Operations> Pending<'a, T> {
             // SAFETY: by the type invariant the request is live, and so is
             // the queue it belongs to.
             let q = unsafe { (*self.rq.as_ptr()).q };
-            // `test_bit()`'s plain read: the flags change by atomic bit
-            // operations, and any recent value will do.
-            // SAFETY: `q` is live (above); the field is a word, aligned.
-            let flags = unsafe { core::ptr::addr_of!((*q).queue_flags).read_volatile() };
-            let fail_io: kernel::ffi::c_ulong = 1 << bindings::QUEUE_FLAG_FAIL_IO;
+            // `test_bit()`: the flags change by atomic bit operations on
+            // other CPUs, so they are read atomically; Relaxed, as
+            // `test_bit()`: any recent value will do.
+            // SAFETY: `q` is live (above); `queue_flags` is an aligned
+            // `unsigned long`, the size of a `usize`, and the kernel only
+            // changes it with atomic bit operations.
+            let flags = unsafe {
+                core::sync::atomic::AtomicUsize::from_ptr(
+                    core::ptr::addr_of_mut!((*q).queue_flags).cast(),
+                )
+            }
+            .load(core::sync::atomic::Ordering::Relaxed);
+            let fail_io: usize = 1 << bindings::QUEUE_FLAG_FAIL_IO;
             if flags & fail_io != 0 {
                 // SAFETY: `q` is live; the call draws from the kernel's
                 // `fail_io_timeout` attribute, from any context.
