@@ -40,7 +40,7 @@ help:
 	@echo "  make shell           interactive guest; PARAMS=\"...\" loads rnull with them"
 	@echo "Test:"
 	@echo "  make check           everything that needs no kernel (crates' tests, loom, clippy,"
-	@echo "                       rustfmt, check-*.py, report tests, cargo doc); ~3-6 min, mostly loom"
+	@echo "                       rustfmt, check-*.py, report tests, cargo doc); ~2.5 min cold"
 	@echo "  make test            check, then clippy, the module build, selftests and quick"
 	@echo "                       blktests in the guest (~8 min once the kernel is built)"
 	@echo "  make test-debug      the selftests on the debug kernel (lockdep, KASAN, kmemleak;"
