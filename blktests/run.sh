@@ -31,6 +31,8 @@ export GZIP_BINDIR=/usr/bin
 cd /blktests || exit 1
 # Process substitution needs /dev/fd, which devtmpfs does not make.
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+# cryptsetup's lock directory (zbd/013), which an init system would make.
+mkdir -p /run/cryptsetup
 # cgroup v2, where blktests' common/cgroup looks for it (the throtl group).
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 
