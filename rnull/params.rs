@@ -81,8 +81,9 @@ module_param!(DISCARD: IntParam = IntParam::new(0, BOOL),
 module_param!(FUA: IntParam = IntParam::new(1, BOOL),
     "fua", 0o444, "int",
     "with a write cache (`cache_size`), report FUA; without, the block layer turns a FUA write into a write and a flush");
-module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, IntRange::new(8, 65535)),
-    "max_sectors", 0o444, "int", "largest request, in 512-byte sectors");
+module_param!(MAX_SECTORS: IntParam = IntParam::new(2560, IntRange::new(0, u32::MAX as i64)),
+    "max_sectors", 0o444, "int",
+    "largest request, in 512-byte sectors; 0 = the block layer's default; the block layer caps it, as null_blk's");
 
 module_param!(QUEUE_MODE: IntParam = IntParam::new(2, IntRange::new(0, 2)).decimal(),
     "queue_mode", 0o444, "int",
