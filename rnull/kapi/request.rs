@@ -366,6 +366,7 @@ impl<'a, T: Operations> Pending<'a, T> {
     pub(crate) fn should_fake_timeout(&self) -> bool {
         #[cfg(CONFIG_FAIL_IO_TIMEOUT)]
         {
+            use core::{ptr::addr_of_mut, sync::atomic::AtomicUsize};
             // SAFETY: by the type invariant the request is live, and so is
             // the queue it belongs to.
             let q = unsafe { (*self.rq.as_ptr()).q };
@@ -373,14 +374,9 @@ impl<'a, T: Operations> Pending<'a, T> {
             // other CPUs, so they are read atomically; Relaxed, as
             // `test_bit()`: any recent value will do.
             // SAFETY: `q` is live (above); `queue_flags` is an aligned
-            // `unsigned long`, the size of a `usize`, and the kernel only
-            // changes it with atomic bit operations.
-            let flags = unsafe {
-                core::sync::atomic::AtomicUsize::from_ptr(
-                    core::ptr::addr_of_mut!((*q).queue_flags).cast(),
-                )
-            }
-            .load(core::sync::atomic::Ordering::Relaxed);
+            // `unsigned long` (a `usize`), changed only atomically.
+            let flags = unsafe { AtomicUsize::from_ptr(addr_of_mut!((*q).queue_flags).cast()) };
+            let flags = flags.load(Ordering::Relaxed);
             let fail_io: usize = 1 << bindings::QUEUE_FLAG_FAIL_IO;
             if flags & fail_io != 0 {
                 // SAFETY: `q` is live; the call draws from the kernel's
