@@ -14,13 +14,7 @@
 command -v sector-io >/dev/null || skip "the sector-io tool is missing"
 command -v blkzone >/dev/null || skip "blkzone (util-linux) is missing"
 
-kmsg_mark
-if ! insmod "$RNULL_KO" zoned=1 gb=1 zone_size=64 2>/dev/null; then
-	kmsg_since | grep -q "needs a kernel with CONFIG_BLK_DEV_ZONED" ||
-		fail "zoned=1 refused without saying why: $(kmsg_since | tail -n 3)"
-	skip "the kernel has no CONFIG_BLK_DEV_ZONED"
-fi
-unload_rnull
+require_zoned
 
 # 64 MiB zones: 131072 sectors (0x20000).
 zs=131072

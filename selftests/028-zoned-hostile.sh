@@ -25,13 +25,7 @@ cleanup_zoned() {
 }
 trap cleanup_zoned EXIT
 
-kmsg_mark
-if ! insmod "$RNULL_KO" zoned=1 gb=1 zone_size=64 2>/dev/null; then
-	kmsg_since | grep -q "needs a kernel with CONFIG_BLK_DEV_ZONED" ||
-		fail "zoned=1 refused without saying why: $(kmsg_since | tail -n 3)"
-	skip "the kernel has no CONFIG_BLK_DEV_ZONED"
-fi
-unload_rnull
+require_zoned
 
 # The messages, for 1 GiB of 64 MiB zones (16 zones).
 pow2="zone_size must be non-zero power-of-two: zone_size=48 MB, must be a power of two in 1..=1024 (MB, the device size)"

@@ -12,13 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v fio >/dev/null || skip "fio is missing"
 
-kmsg_mark
-if ! insmod "$RNULL_KO" zoned=1 gb=1 zone_size=64 2>/dev/null; then
-	kmsg_since | grep -q "needs a kernel with CONFIG_BLK_DEV_ZONED" ||
-		fail "zoned=1 refused without saying why: $(kmsg_since | tail -n 3)"
-	skip "the kernel has no CONFIG_BLK_DEV_ZONED"
-fi
-unload_rnull
+require_zoned
 
 cpus=$(nproc)
 # 1 GiB of 16 MiB zones, the first 4 conventional; the first 256 MiB are

@@ -9,6 +9,17 @@
 # block layer's io-timeout-fail is honoured as null_blk's.
 . "$(dirname "$0")/lib.sh"
 
+# lost_read WHAT: one direct read of rnullb0, which WHAT picks and loses: it
+# fails, and only once blk-mq's request timeout (1 s or more) has run.
+lost_read() {
+	t0=$(date +%s)
+	if dd if=/dev/rnullb0 of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null; then
+		fail "the read picked by $1 succeeded"
+	fi
+	secs=$(($(date +%s) - t0))
+	[ "$secs" -ge 1 ] || fail "the read picked by $1 failed after ${secs}s, before rq_timeout_ms"
+}
+
 cfs=/sys/kernel/config/rnull
 load_rnull nr_devices=0
 if [ ! -e /sys/module/rnull/parameters/timeout ]; then
@@ -60,12 +71,7 @@ echo 1 >$cfs/f/power || fail "power=1"
 echo 0 >$cfs/f/timeout_inject/verbose || fail "timeout_inject/verbose"
 echo 1 >$cfs/f/timeout_inject/times || fail "timeout_inject/times"
 echo 100 >$cfs/f/timeout_inject/probability || fail "timeout_inject/probability"
-t0=$(date +%s)
-if dd if=/dev/rnullb0 of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null; then
-	fail "the read picked by timeout_inject succeeded"
-fi
-secs=$(($(date +%s) - t0))
-[ "$secs" -ge 1 ] || fail "the timed-out read failed after ${secs}s, before rq_timeout_ms"
+lost_read timeout_inject
 expect_eq "$(dev_attr 0 injected_timeouts)" 1 "timeouts injected through timeout_inject/"
 expect_eq "$(cat $cfs/f/timeout_inject/times)" 0 "timeout_inject/times after its fault"
 dd if=/dev/rnullb0 of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null ||
@@ -145,12 +151,7 @@ if [ -d $fit ]; then
 		echo "$2" >$fit/$1 || fail "fail_io_timeout/$1=$2"
 	done
 	echo 1 >$iof || fail "io-timeout-fail=1"
-	t0=$(date +%s)
-	if dd if=/dev/rnullb0 of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null; then
-		fail "the read picked by io-timeout-fail succeeded"
-	fi
-	secs=$(($(date +%s) - t0))
-	[ "$secs" -ge 1 ] || fail "the io-timeout-fail read failed after ${secs}s, before rq_timeout_ms"
+	lost_read io-timeout-fail
 	expect_eq "$(cat $fit/times)" 0 "fail_io_timeout/times after its fault"
 	expect_eq "$(dev_attr 0 injected_timeouts)" 1 "timeouts left by io-timeout-fail"
 	dd if=/dev/rnullb0 of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null ||

@@ -119,3 +119,15 @@ fio_terse() {
 
 # terse_field N: field N (1-based, ';'-separated) of a terse line on stdin.
 terse_field() { cut -d';' -f"$1"; }
+
+# require_zoned: skips unless rnull makes zoned devices on this kernel
+# (CONFIG_BLK_DEV_ZONED); a refusal must say that is why.
+require_zoned() {
+	kmsg_mark
+	if ! insmod "$RNULL_KO" zoned=1 gb=1 zone_size=64 2>/dev/null; then
+		kmsg_since | grep -q "needs a kernel with CONFIG_BLK_DEV_ZONED" ||
+			fail "zoned=1 refused without saying why: $(kmsg_since | tail -n 3)"
+		skip "the kernel has no CONFIG_BLK_DEV_ZONED"
+	fi
+	unload_rnull
+}
